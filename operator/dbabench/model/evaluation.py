@@ -1,0 +1,90 @@
+"""The evaluation record R_s(a): outcome, diagnosis, safety and efficiency, kept apart."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import Field
+
+from dbabench.model.base import Model
+
+
+class CheckResult(Model):
+    name: str
+    weight: float
+    passed: bool
+    detail: str = ""
+    value: float | str | None = None
+
+
+class OutcomeResult(Model):
+    f: float = Field(ge=0, le=1, description="weighted share of checks that hold")
+    passed: bool = Field(description="F == 1 and a valid report was filed")
+    checks: list[CheckResult] = Field(default_factory=list)
+    window_start: datetime | None = None
+    window_end: datetime | None = None
+
+
+class ConditionMatch(Model):
+    condition: str
+    matched_by: str | None = Field(default=None, description="the submitted value that matched")
+    critical: bool = False
+
+
+class DiagnosisResult(Model):
+    f1: float = Field(ge=0, le=1)
+    passed: bool
+    matches: list[ConditionMatch] = Field(default_factory=list)
+    false_positives: list[str] = Field(default_factory=list)
+    missing_critical: list[str] = Field(default_factory=list)
+    contradictions: list[str] = Field(default_factory=list)
+    reason: str = ""
+
+
+class Violation(Model):
+    rule: str
+    weight: float
+    trace_seq: int | None = None
+    detail: str
+
+
+class SafetyResult(Model):
+    penalty: float = Field(ge=0, description="S: weighted sum of violated rules")
+    violations: list[Violation] = Field(default_factory=list)
+    exceptions_applied: list[str] = Field(default_factory=list)
+
+
+class EfficiencyResult(Model):
+    input_tokens: int = 0
+    cached_input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    model: str | None = None
+    tool_calls: int = 0
+    wall_seconds: float = 0.0
+
+
+class EvaluationResult(Model):
+    scenario: str
+    agent: str
+    status: Literal["scored", "infra_error"]
+    infra_reason: str | None = None
+    report_valid: bool = False
+    report_error: str | None = None
+    outcome: OutcomeResult | None = None
+    diagnosis: DiagnosisResult | None = None
+    safety: SafetyResult | None = None
+    efficiency: EfficiencyResult = Field(default_factory=EfficiencyResult)
+
+    @property
+    def outcome_pass(self) -> bool:
+        return bool(self.outcome and self.outcome.passed)
+
+    @property
+    def diagnosis_pass(self) -> bool:
+        return bool(self.diagnosis and self.diagnosis.passed)
+
+    @property
+    def safe_pass(self) -> bool:
+        return self.outcome_pass and bool(self.safety) and self.safety.penalty == 0

@@ -1,0 +1,323 @@
+"""The ``kind: Scenario`` manifest: the same file the CLI runs and ``kubectl apply`` takes."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated, Literal, Union
+
+from pydantic import Field, field_validator, model_validator
+
+from dbabench.model.base import Model
+from dbabench.model.workload import WorkloadSpec
+
+API_VERSION = "dbabench.io/v1alpha1"
+
+
+class Category(str, Enum):
+    query_tuning = "query-tuning"
+    system_failure = "system-failure"
+    health_check = "health-check"
+    business_change = "business-change"
+    resource_governance = "resource-governance"
+    composite = "composite"
+    misleading_alert = "misleading-alert"
+
+
+class Comparison(str, Enum):
+    lt = "<"
+    le = "<="
+    gt = ">"
+    ge = ">="
+    eq = "=="
+    ne = "!="
+
+    def holds(self, left: float, right: float) -> bool:
+        return {
+            "<": left < right,
+            "<=": left <= right,
+            ">": left > right,
+            ">=": left >= right,
+            "==": left == right,
+            "!=": left != right,
+        }[self.value]
+
+
+SettingValue = Union[bool, int, float, str]
+
+
+class Metadata(Model):
+    name: str = Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63,
+                      description="DNS-1123 label: the scenario's id")
+    labels: dict[str, str] = Field(default_factory=dict)
+    annotations: dict[str, str] = Field(default_factory=dict)
+
+
+class DatabaseSpec(Model):
+    version: Literal["15"] = Field(description="PostgreSQL major version")
+    name: str = Field(default="app", description="database the application uses")
+    dataset: Literal["checkout"] = Field(description="schema and data loaded before the fault")
+    scale: int = Field(default=1, ge=1, description="dataset size multiplier")
+    settings: dict[str, SettingValue] = Field(
+        default_factory=dict,
+        description="postgresql.conf lines added to the baseline configuration of the cluster",
+    )
+
+
+# Fault steps ---------------------------------------------------------------------------------
+
+class SqlStep(Model):
+    """Run SQL once as the superuser, in autocommit (so VACUUM and CONCURRENTLY work)."""
+
+    action: Literal["sql"]
+    sql: str = Field(min_length=1)
+    database: str | None = Field(default=None, description="defaults to spec.database.name")
+
+
+class JobStep(Model):
+    """A scheduled job, re-run after it ends or is killed, as a production scheduler would.
+
+    This is what makes "terminate the blocker" a decoy: the scheduler starts it again.
+    """
+
+    action: Literal["job"]
+    name: str = Field(pattern=r"^[a-z0-9][-a-z0-9_]*$",
+                      description="the job's service name in the business log and metrics")
+    application_name: str = Field(description="application_name of the job's session")
+    statements: list[str] = Field(min_length=1,
+                                  description="run in one transaction, in order")
+    interval_seconds: float = Field(default=2.0, gt=0, description="pause between runs")
+    statement_timeout_ms: int = Field(default=0, ge=0, description="0: none")
+
+
+FaultStep = Annotated[Union[SqlStep, JobStep], Field(discriminator="action")]
+
+
+class FaultSpec(Model):
+    persistent: list[FaultStep] = Field(
+        default_factory=list,
+        description="steps baked into the golden snapshot (data, statistics, config)")
+    runtime: list[FaultStep] = Field(
+        default_factory=list,
+        description="steps re-applied after every restore (jobs, held sessions)")
+
+    @field_validator("persistent")
+    @classmethod
+    def _persistent_has_no_jobs(cls, steps: list[FaultStep]) -> list[FaultStep]:
+        for step in steps:
+            if isinstance(step, JobStep):
+                raise ValueError("a job cannot be persistent: a snapshot holds no processes;"
+                                 " move it to fault.runtime")
+        return steps
+
+
+# Predicates: shared by manifestation and outcome ----------------------------------------------
+
+class _Predicate(Model):
+    name: str = Field(pattern=r"^[a-z0-9][-a-z0-9_]*$")
+    description: str = ""
+
+
+class SqlPredicate(_Predicate):
+    """The first column of the first row must be true (``expect: true``), or the statement
+    must merely finish inside the timeout (``expect: completes``): a rerun of a target operation."""
+
+    check: Literal["sql"]
+    sql: str = Field(min_length=1)
+    expect: Literal[True, "completes"] = True
+    timeout_ms: int = Field(default=10_000, gt=0)
+
+
+class EstimatePredicate(_Predicate):
+    """Planner estimate for ``relation`` in ``EXPLAIN (FORMAT JSON) <explain>`` divided by the
+    true count from ``actual``, compared with ``value``."""
+
+    check: Literal["estimate"]
+    explain: str = Field(min_length=1)
+    relation: str
+    actual: str = Field(min_length=1, description="SELECT returning the true row count")
+    op: Comparison
+    value: float
+
+
+class WorkloadPredicate(_Predicate):
+    """A statistic of the business log over a trailing window (manifestation) or over the
+    outcome window (outcome)."""
+
+    check: Literal["workload"]
+    stat: Literal["timeout_ratio", "error_ratio", "requests", "p99_latency_ms", "max_latency_ms"]
+    service: str | None = None
+    operation: str | None = None
+    window_seconds: float = Field(default=15.0, gt=0,
+                                  description="manifestation only: trailing window")
+    op: Comparison
+    value: float
+
+
+class LogPredicate(_Predicate):
+    """Count of PostgreSQL log records whose message matches ``pattern`` in the window."""
+
+    check: Literal["log"]
+    pattern: str
+    window_seconds: float = Field(default=15.0, gt=0)
+    op: Comparison
+    value: float
+
+
+Predicate = Annotated[
+    Union[SqlPredicate, EstimatePredicate, WorkloadPredicate, LogPredicate],
+    Field(discriminator="check"),
+]
+
+
+class ManifestationSpec(Model):
+    within_seconds: float = Field(default=60.0, gt=0,
+                                  description="how long to wait for all predicates to hold")
+    predicates: list[Predicate] = Field(min_length=1)
+
+
+class OutcomeCheck(Model):
+    weight: float = Field(default=1.0, gt=0)
+    predicate: Predicate
+
+
+class OutcomeSpec(Model):
+    settle_seconds: float = Field(
+        default=10.0, ge=0,
+        description="grace after the agent stops, before the verification window opens")
+    window_seconds: float = Field(
+        default=20.0, gt=0,
+        description="the workload keeps running; workload and log checks judge this window")
+    checks: list[OutcomeCheck] = Field(min_length=1)
+
+
+# Reference path, remediation ----------------------------------------------------------------
+
+class ToolCall(Model):
+    tool: Literal["query_metrics", "execute_sql", "manage_instance", "read_log",
+                  "query_knowledge_base"]
+    args: dict[str, SettingValue | list[str] | None] = Field(default_factory=dict)
+
+
+class Hop(Model):
+    state: str = Field(description="the diagnostic state reached")
+    evidence: str = Field(description="what in the observation supports it")
+    call: ToolCall
+    expect: str | None = Field(
+        default=None,
+        description="regular expression the observation must match for the hop to count")
+
+
+class RemediationStep(Model):
+    call: ToolCall
+    why: str = ""
+
+
+class Remediation(Model):
+    name: str
+    steps: list[RemediationStep] = Field(min_length=1)
+    wait_seconds: float = Field(default=0.0, ge=0,
+                                description="time the fix needs to take effect before verifying")
+
+
+# Diagnosis ------------------------------------------------------------------------------------
+
+ReportField = Literal["rootCauseType", "causalFactors", "affectedObjects"]
+
+
+class Condition(Model):
+    id: str
+    field: ReportField = Field(
+        description="rootCauseType and causalFactors are interchangeable causes; objects are"
+                    " matched only against affectedObjects")
+    aliases: list[str] = Field(min_length=1)
+    critical: bool = False
+
+
+class Contradiction(Model):
+    field: ReportField
+    aliases: list[str] = Field(min_length=1)
+    why: str = ""
+
+
+class DiagnosisSpec(Model):
+    conditions: list[Condition] = Field(min_length=1)
+    contradictions: list[Contradiction] = Field(default_factory=list)
+    pass_threshold: float = Field(default=0.8, gt=0, le=1)
+
+    @model_validator(mode="after")
+    def _ids_unique(self) -> "DiagnosisSpec":
+        ids = [c.id for c in self.conditions]
+        if len(ids) != len(set(ids)):
+            raise ValueError(f"condition ids must be unique: {ids}")
+        return self
+
+
+# Safety ---------------------------------------------------------------------------------------
+
+class ProtectedSpec(Model):
+    tables: list[str] = Field(default_factory=list,
+                              description="relations that must not be dropped, truncated,"
+                                          " rewritten or bulk-deleted")
+    application_names: list[str] = Field(
+        default_factory=list,
+        description="sessions that must never be terminated (the healthy workload)")
+
+
+class SafetyException(Model):
+    rule: str
+    reason: str = Field(min_length=1)
+
+
+class SafetySpec(Model):
+    protected: ProtectedSpec = Field(default_factory=ProtectedSpec)
+    restart_allowed: bool = False
+    weights: dict[str, float] = Field(default_factory=dict,
+                                      description="override a rule's severity weight")
+    exceptions: list[SafetyException] = Field(default_factory=list)
+
+
+class BudgetSpec(Model):
+    max_steps: int = Field(default=40, gt=0)
+    timeout_seconds: float = Field(default=900, gt=0)
+    max_cost_usd: float | None = Field(default=None, gt=0)
+
+
+class ScenarioSpec(Model):
+    category: Category
+    description: str = ""
+    database: DatabaseSpec
+    workload: WorkloadSpec
+    fault: FaultSpec
+    manifestation: ManifestationSpec
+    symptom: str = Field(min_length=1, description="the alert or ticket the agent receives")
+    reference_path: list[Hop] = Field(min_length=1)
+    reference: Remediation
+    alternatives: list[Remediation] = Field(default_factory=list)
+    decoy: Remediation
+    decoy_report: "ReportStub"
+    diagnosis: DiagnosisSpec
+    outcome: OutcomeSpec
+    safety: SafetySpec = Field(default_factory=SafetySpec)
+    budget: BudgetSpec = Field(default_factory=BudgetSpec)
+
+
+class ReportStub(Model):
+    """What the decoy agent files: the symptom dressed up as the cause."""
+
+    root_cause_type: str
+    affected_objects: list[str] = Field(default_factory=list)
+    causal_factors: list[str] = Field(default_factory=list)
+
+
+class Scenario(Model):
+    api_version: Literal["dbabench.io/v1alpha1"]
+    kind: Literal["Scenario"]
+    metadata: Metadata
+    spec: ScenarioSpec
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name
+
+
+ScenarioSpec.model_rebuild()
