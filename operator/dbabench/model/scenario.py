@@ -82,6 +82,7 @@ class JobStep(Model):
     action: Literal["job"]
     name: str = Field(pattern=r"^[a-z0-9][-a-z0-9_]*$",
                       description="the job's service name in the business log and metrics")
+    operation: str = Field(default="run", description="operation name in the business log")
     application_name: str = Field(description="application_name of the job's session")
     statements: list[str] = Field(min_length=1,
                                   description="run in one transaction, in order")
@@ -210,13 +211,13 @@ class Hop(Model):
 class RemediationStep(Model):
     call: ToolCall
     why: str = ""
+    then_wait_seconds: float = Field(default=0.0, ge=0,
+                                     description="time this step needs to take effect")
 
 
 class Remediation(Model):
     name: str
     steps: list[RemediationStep] = Field(min_length=1)
-    wait_seconds: float = Field(default=0.0, ge=0,
-                                description="time the fix needs to take effect before verifying")
 
 
 # Diagnosis ------------------------------------------------------------------------------------
@@ -292,6 +293,8 @@ class ScenarioSpec(Model):
     symptom: str = Field(min_length=1, description="the alert or ticket the agent receives")
     reference_path: list[Hop] = Field(min_length=1)
     reference: Remediation
+    verification: list[ToolCall] = Field(
+        default_factory=list, description="calls the reference agent makes to check its fix")
     alternatives: list[Remediation] = Field(default_factory=list)
     decoy: Remediation
     decoy_report: "ReportStub"

@@ -1,0 +1,141 @@
+"""env.local: one run's environment as processes on this machine.
+
+Golden dirty state is built once per scenario key and kept in the snapshot store; each run
+restores a thin clone of it, starts it on a free loopback port, and at the end stops everything
+it started by pid, keeps the logs, and discards the clone.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from dbabench.env.monitoring import Monitoring, start_monitoring
+from dbabench.env.postgres import Credentials, PostgresInstance
+from dbabench.env.processes import ProcessTable, free_port
+from dbabench.env.snapshot import SnapshotStore
+
+Populate = Callable[[PostgresInstance], None]
+
+
+@dataclass
+class Golden:
+    key: str
+    path: Path
+    credentials: Credentials
+    database: str
+    built_at: str
+    build_seconds: float
+    size_bytes: int
+
+
+def _du(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def _load_golden(key: str, path: Path) -> Golden:
+    meta = json.loads((path / "golden.json").read_text())
+    return Golden(key=key, path=path, credentials=Credentials(**meta["credentials"]),
+                  database=meta["database"], built_at=meta["built_at"],
+                  build_seconds=meta["build_seconds"], size_bytes=meta["size_bytes"])
+
+
+@dataclass
+class LocalEnvironment:
+    run_dir: Path
+    run_id: str
+    store: SnapshotStore
+    procs: ProcessTable = field(init=False)
+    instance: PostgresInstance | None = None
+    monitoring: Monitoring | None = None
+    _clone: Path | None = None
+    _acquired: bool = False
+
+    def __post_init__(self) -> None:
+        self.procs = ProcessTable(self.run_dir)
+
+    def __enter__(self) -> "LocalEnvironment":
+        self.store.acquire()
+        self._acquired = True
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.teardown()
+
+    # -- golden state ----------------------------------------------------------------------
+
+    def ensure_golden(self, key: str, *, database: str,
+                      settings: dict[str, bool | int | float | str], populate: Populate) -> Golden:
+        """Return the golden snapshot for ``key``, building it first if there is none."""
+        path = self.store.golden(key)
+        with self.store.build_lock(key):
+            if (path / "golden.json").exists():
+                return _load_golden(key, path)
+            building = path.with_name(f".{key}.building-{uuid.uuid4().hex[:8]}")
+            started = time.monotonic()
+            instance = PostgresInstance(building, Credentials.generate(), database=database)
+            procs = self.procs
+            try:
+                instance.initdb(settings)
+                instance.start(procs)
+                populate(instance)
+                # fast, never immediate: crash recovery would zero the statistics the fault
+                # rests on (see env.postgres).
+                instance.stop(procs, "fast")
+                shutil.rmtree(instance.log_dir, ignore_errors=True)
+                (instance.home / "postmaster.out").unlink(missing_ok=True)
+                meta = {
+                    "key": key, "database": database,
+                    "credentials": instance.credentials.__dict__,
+                    "built_at": datetime.now(timezone.utc).isoformat(),
+                    "build_seconds": round(time.monotonic() - started, 2),
+                    "size_bytes": _du(building),
+                }
+                meta_path = building / "golden.json"
+                meta_path.write_text(json.dumps(meta, indent=1))
+                meta_path.chmod(0o600)
+                building.rename(path)
+            except BaseException:
+                instance.stop(procs, "immediate")
+                shutil.rmtree(building, ignore_errors=True)
+                raise
+            return _load_golden(key, path)
+
+    # -- one run ---------------------------------------------------------------------------
+
+    def restore(self, golden: Golden) -> PostgresInstance:
+        self._clone = self.store.clone(golden.path, f"{self.run_id}")
+        instance = PostgresInstance(self._clone, golden.credentials, database=golden.database)
+        instance.relocate(free_port())
+        instance.start(self.procs)
+        self.instance = instance
+        return instance
+
+    def start_monitoring(self, extra_targets: dict[str, str]) -> Monitoring:
+        assert self.instance is not None, "restore() first"
+        dsn = self.instance.dsn(database="postgres", application_name="postgres_exporter")
+        self.monitoring = start_monitoring(self.procs, self.run_dir, run_id=self.run_id,
+                                           postgres_dsn=dsn + " sslmode=disable",
+                                           extra_targets=extra_targets)
+        return self.monitoring
+
+    def teardown(self) -> None:
+        """Stop what this run started (newest first), keep the logs, drop the clone."""
+        self.procs.stop_all()
+        if self.instance is not None:
+            self.instance.pid = None
+            if self.instance.log_dir.exists():
+                shutil.copytree(self.instance.log_dir, self.run_dir / "logs" / "postgresql",
+                                dirs_exist_ok=True)
+        if self._clone is not None:
+            self.store.discard(self._clone)
+            self._clone = None
+        if self._acquired:
+            self.store.release()
+            self._acquired = False

@@ -1,0 +1,97 @@
+"""A real Prometheus scraping postgres_exporter, node_exporter and the workload, per run.
+
+Everything listens on 127.0.0.1 on free ports and is stopped by pid with the run. Scrapes run
+every second so that a short incident window still holds enough samples to see.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import yaml
+
+from dbabench.env.processes import ProcessTable, free_port
+
+SCRAPE_INTERVAL = "1s"
+
+
+class MonitoringError(RuntimeError):
+    pass
+
+
+def _binary(name: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        raise MonitoringError(f"{name} is not installed; install the Debian package of that name"
+                              " (`make deps` does)")
+    return path
+
+
+@dataclass
+class Monitoring:
+    prometheus_url: str
+    targets: dict[str, str]
+
+
+def start_monitoring(procs: ProcessTable, run_dir: Path, *, run_id: str, postgres_dsn: str,
+                     extra_targets: dict[str, str], timeout: float = 30.0) -> Monitoring:
+    """Start the exporters and Prometheus; return once every target has been scraped up."""
+    mon_dir = run_dir / "monitoring"
+    mon_dir.mkdir(parents=True, exist_ok=True)
+    pg_port, node_port, prom_port = free_port(), free_port(), free_port()
+    procs.spawn("postgres_exporter",
+                [_binary("prometheus-postgres-exporter"),
+                 f"--web.listen-address=127.0.0.1:{pg_port}"],
+                env={"DATA_SOURCE_NAME": postgres_dsn}, log=mon_dir / "postgres_exporter.log")
+    procs.spawn("node_exporter",
+                [_binary("prometheus-node-exporter"),
+                 f"--web.listen-address=127.0.0.1:{node_port}",
+                 # The host's mounts and network devices say nothing about this database;
+                 # they only add noise and scrape time.
+                 "--no-collector.filesystem", "--no-collector.netclass",
+                 "--no-collector.arp", "--no-collector.ipvs", "--no-collector.infiniband"],
+                log=mon_dir / "node_exporter.log")
+    targets = {"postgres": f"127.0.0.1:{pg_port}", "node": f"127.0.0.1:{node_port}",
+               **extra_targets}
+    config = {
+        "global": {"scrape_interval": SCRAPE_INTERVAL, "evaluation_interval": SCRAPE_INTERVAL,
+                   "external_labels": {"run": run_id}},
+        "scrape_configs": [
+            {"job_name": job, "static_configs": [{"targets": [addr]}]}
+            for job, addr in targets.items()
+        ],
+    }
+    config_path = mon_dir / "prometheus.yml"
+    config_path.write_text(yaml.safe_dump(config, sort_keys=False))
+    procs.spawn("prometheus",
+                [_binary("prometheus"), f"--config.file={config_path}",
+                 f"--storage.tsdb.path={mon_dir / 'tsdb'}",
+                 f"--web.listen-address=127.0.0.1:{prom_port}",
+                 "--storage.tsdb.retention.time=1d", "--log.level=warn"],
+                log=mon_dir / "prometheus.log")
+    url = f"http://127.0.0.1:{prom_port}"
+    _wait_for_targets(url, set(targets), timeout)
+    return Monitoring(prometheus_url=url, targets=targets)
+
+
+def _wait_for_targets(url: str, jobs: set[str], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    seen: set[str] = set()
+    with httpx.Client(timeout=2.0) as client:
+        while time.monotonic() < deadline:
+            try:
+                r = client.get(f"{url}/api/v1/query", params={"query": "up"})
+                if r.status_code == 200:
+                    seen = {s["metric"].get("job", "") for s in r.json()["data"]["result"]
+                            if s["value"][1] == "1"}
+                    if jobs <= seen:
+                        return
+            except httpx.TransportError:
+                pass
+            time.sleep(0.25)
+    raise MonitoringError(f"Prometheus at {url} did not see targets up within {timeout:.0f}s:"
+                          f" missing {sorted(jobs - seen)}")

@@ -1,0 +1,204 @@
+"""One PostgreSQL 15 instance: a directory with ``pgdata/``, ``log/`` and ``sock/``.
+
+The postmaster is started directly (not through ``pg_ctl``) so that its pid is ours to record
+and to signal. Shutdown modes are the postmaster's signals: SIGTERM smart, SIGINT fast, SIGQUIT
+immediate. A golden snapshot must be stopped *fast*: an immediate stop comes back through crash
+recovery, which zeroes every cumulative statistic (dead tuples, n_mod_since_analyze) that a
+scenario's fault may rest on.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import psycopg
+
+from dbabench.env.processes import ProcessTable, chown_for_postgres, free_port, run_as_user
+
+PG_BIN = Path(os.environ.get("DBABENCH_PG_BIN", "/usr/lib/postgresql/15/bin"))
+SUPERUSER = "postgres"
+APP_ROLE = "app"
+
+ShutdownMode = Literal["smart", "fast", "immediate"]
+_SIGNALS: dict[ShutdownMode, int] = {
+    "smart": signal.SIGTERM, "fast": signal.SIGINT, "immediate": signal.SIGQUIT,
+}
+
+# Catalog §1.1 baseline, plus a parseable log: jsonlog, one record a line.
+BASELINE_SETTINGS: dict[str, str] = {
+    "listen_addresses": "'127.0.0.1'",
+    "shared_preload_libraries": "'pg_stat_statements'",
+    "logging_collector": "on",
+    "log_destination": "'jsonlog'",
+    "log_filename": "'postgresql-%Y%m%d-%H%M%S.log'",
+    "log_rotation_size": "0",
+    "log_lock_waits": "on",
+    "log_min_duration_statement": "2000",
+    "log_autovacuum_min_duration": "0",
+    "log_temp_files": "0",
+    "log_checkpoints": "on",
+    "track_io_timing": "on",
+    "wal_level": "replica",
+    "max_prepared_transactions": "10",
+    "max_wal_senders": "5",
+    "max_replication_slots": "5",
+    "max_connections": "100",
+    "shared_buffers": "128MB",
+}
+
+
+class PostgresError(RuntimeError):
+    pass
+
+
+def _conf_value(value: bool | int | float | str) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, (int, float)):
+        return str(value)
+    return "'" + value.replace("'", "''") + "'"
+
+
+@dataclass
+class Credentials:
+    superuser_password: str
+    app_password: str
+
+    @classmethod
+    def generate(cls) -> "Credentials":
+        return cls(secrets.token_urlsafe(18), secrets.token_urlsafe(18))
+
+
+class PostgresInstance:
+    """A cluster directory and, while running, its postmaster."""
+
+    def __init__(self, home: Path, credentials: Credentials, *, port: int | None = None,
+                 database: str = "app") -> None:
+        self.home = home
+        self.credentials = credentials
+        self.port = port or free_port()
+        self.database = database
+        self.pid: int | None = None
+
+    @property
+    def pgdata(self) -> Path:
+        return self.home / "pgdata"
+
+    @property
+    def log_dir(self) -> Path:
+        return self.home / "log"
+
+    def dsn(self, *, database: str | None = None, user: str = SUPERUSER,
+            application_name: str = "dbabench") -> str:
+        password = (self.credentials.superuser_password if user == SUPERUSER
+                    else self.credentials.app_password)
+        return psycopg.conninfo.make_conninfo(
+            host="127.0.0.1", port=self.port, dbname=database or self.database, user=user,
+            password=password, application_name=application_name, connect_timeout=5)
+
+    # -- creation --------------------------------------------------------------------------
+
+    def initdb(self, settings: dict[str, bool | int | float | str]) -> None:
+        for d in (self.home, self.log_dir):
+            d.mkdir(parents=True, exist_ok=True)
+            chown_for_postgres(d)
+        pwfile = self.home / ".pwfile"
+        pwfile.write_text(self.credentials.superuser_password + "\n")
+        chown_for_postgres(pwfile)
+        pwfile.chmod(0o600)
+        try:
+            self._pg(["initdb", "-D", str(self.pgdata), "-U", SUPERUSER, "--data-checksums",
+                      "--auth=scram-sha-256", f"--pwfile={pwfile}", "-E", "UTF8",
+                      "--locale=C.UTF-8"])
+        finally:
+            pwfile.unlink(missing_ok=True)
+        self.write_config(settings)
+
+    def write_config(self, settings: dict[str, bool | int | float | str]) -> None:
+        """The run-specific part of postgresql.conf: port and paths change per clone."""
+        lines = dict(BASELINE_SETTINGS)
+        lines.update({k: _conf_value(v) for k, v in settings.items()})
+        lines["port"] = str(self.port)
+        # TCP on loopback only: socket paths under the snapshot store exceed the 107-byte limit.
+        lines["unix_socket_directories"] = "''"
+        lines["log_directory"] = _conf_value(str(self.log_dir))
+        body = "".join(f"{k} = {v}\n" for k, v in lines.items())
+        conf = self.pgdata / "dbabench.conf"
+        conf.write_text("# written by dbabench for this instance\n" + body)
+        chown_for_postgres(conf)
+        main = self.pgdata / "postgresql.conf"
+        include = "include = 'dbabench.conf'\n"
+        if include not in main.read_text():
+            with main.open("a") as f:
+                f.write(include)
+
+    def relocate(self, port: int) -> None:
+        """Point a cloned cluster at this instance's paths and a new port."""
+        self.port = port
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        chown_for_postgres(self.log_dir)
+        conf = self.pgdata / "dbabench.conf"
+        kept = [ln for ln in conf.read_text().splitlines()[1:]
+                if ln.split(" = ", 1)[0] not in ("port", "log_directory")]
+        conf.write_text("# written by dbabench for this instance\n" + "\n".join(kept) + "\n"
+                        + f"port = {port}\n"
+                        + f"log_directory = {_conf_value(str(self.log_dir))}\n")
+        (self.pgdata / "postmaster.pid").unlink(missing_ok=True)
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def start(self, procs: ProcessTable, *, timeout: float = 60.0) -> None:
+        if self.pid is not None:
+            raise PostgresError(f"instance on port {self.port} is already running (pid {self.pid})")
+        proc = procs.spawn("postgres", [str(PG_BIN / "postgres"), "-D", str(self.pgdata)],
+                           log=self.home / "postmaster.out", as_postgres=True)
+        self.pid = proc.pid
+        deadline = time.monotonic() + timeout
+        last_error: Exception | None = None
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                self.pid = None
+                procs.forget(proc.pid)
+                raise PostgresError(f"postgres exited with {proc.returncode} during start-up: "
+                                    f"{self.startup_output()}")
+            try:
+                with psycopg.connect(self.dsn(database="postgres"), autocommit=True) as conn:
+                    conn.execute("SELECT 1")
+                return
+            except psycopg.OperationalError as e:
+                last_error = e
+                time.sleep(0.05)
+        raise PostgresError(f"postgres did not accept connections in {timeout:.0f}s: {last_error}")
+
+    def stop(self, procs: ProcessTable, mode: ShutdownMode = "fast", *, timeout: float = 60.0) -> None:
+        if self.pid is None:
+            return
+        procs.stop(self.pid, sig=_SIGNALS[mode], timeout=timeout)
+        self.pid = None
+
+    def running(self) -> bool:
+        return self.pid is not None
+
+    def startup_output(self) -> str:
+        """What the postmaster said while starting: its stdout, then the newest server log."""
+        parts = []
+        out = self.home / "postmaster.out"
+        if out.exists():
+            parts.append(out.read_text(errors="replace")[-1000:])
+        logs = sorted(self.log_dir.glob("*.json")) if self.log_dir.exists() else []
+        if logs:
+            parts.append(logs[-1].read_text(errors="replace")[-2000:])
+        return "\n".join(parts)
+
+    def _pg(self, argv: list[str]) -> None:
+        result = subprocess.run([str(PG_BIN / argv[0]), *argv[1:]], capture_output=True,
+                                text=True, user=run_as_user())
+        if result.returncode != 0:
+            raise PostgresError(f"{argv[0]} failed: {(result.stderr or result.stdout).strip()[:1000]}")

@@ -1,0 +1,186 @@
+"""Processes a run starts, recorded by pid so that they are always stopped by pid.
+
+Every child is written to ``<run>/pids.json`` together with its command line. A run that dies
+without cleaning up (SIGKILL, power loss) leaves that file behind; ``reap_orphans`` finds the
+file of any run whose owner is gone and stops what is still alive, so the next run starts on a
+clean machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dbabench.model.base import Model
+
+PIDS_FILE = "pids.json"
+
+
+class ProcessRecord(Model):
+    pid: int
+    name: str
+    argv0: str
+    started_at: float
+
+
+class PidFile(Model):
+    owner: int
+    processes: list[ProcessRecord] = []
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    state = _proc_state(pid)
+    return state is not None and state != "Z"
+
+
+def _proc_state(pid: int) -> str | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[1].split()[0]
+
+
+def _cmdline0(pid: int) -> str | None:
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return None
+    return raw.split(b"\0", 1)[0].decode(errors="replace")
+
+
+def stop_pid(pid: int, *, sig: int = signal.SIGTERM, timeout: float = 10.0) -> None:
+    """Signal ``pid``, wait up to ``timeout`` seconds, then SIGKILL it."""
+    if not alive(pid):
+        return
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not alive(pid):
+            return
+        time.sleep(0.02)
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        return
+    while alive(pid):
+        time.sleep(0.02)
+
+
+def run_as_user() -> str | None:
+    """The OS user PostgreSQL must run as: ``postgres`` when we are root, else ourselves."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        pwd.getpwnam("postgres")
+    except KeyError as e:
+        raise RuntimeError("running as root needs the OS user 'postgres' (install postgresql-15,"
+                           " e.g. `make deps`)") from e
+    return "postgres"
+
+
+def chown_for_postgres(path: Path) -> None:
+    user = run_as_user()
+    if user is None:
+        return
+    pw = pwd.getpwnam(user)
+    os.chown(path, pw.pw_uid, pw.pw_gid)
+
+
+@dataclass
+class ProcessTable:
+    """The children of one run. ``spawn`` records before it returns; ``stop_all`` is idempotent."""
+
+    run_dir: Path
+    records: list[ProcessRecord] = field(default_factory=list)
+    _popen: dict[int, subprocess.Popen[bytes]] = field(default_factory=dict)
+
+    def spawn(self, name: str, argv: list[str], *, log: Path, env: dict[str, str] | None = None,
+              as_postgres: bool = False, cwd: Path | None = None) -> subprocess.Popen[bytes]:
+        out = open(log, "ab")
+        try:
+            proc = subprocess.Popen(
+                argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                env={**os.environ, **(env or {})}, cwd=cwd,
+                user=run_as_user() if as_postgres else None,
+                start_new_session=True,  # Ctrl+C in the terminal must reach us, not the child
+            )
+        finally:
+            out.close()
+        self.adopt(name, proc.pid, argv[0])
+        self._popen[proc.pid] = proc
+        return proc
+
+    def adopt(self, name: str, pid: int, argv0: str) -> None:
+        """Record a process we did not fork ourselves (the postmaster that pg_ctl starts)."""
+        self.records.append(ProcessRecord(pid=pid, name=name, argv0=argv0,
+                                          started_at=time.time()))
+        self._save()
+
+    def forget(self, pid: int) -> None:
+        self.records = [r for r in self.records if r.pid != pid]
+        self._popen.pop(pid, None)
+        self._save()
+
+    def stop(self, pid: int, *, sig: int = signal.SIGTERM, timeout: float = 10.0) -> None:
+        stop_pid(pid, sig=sig, timeout=timeout)
+        proc = self._popen.get(pid)
+        if proc is not None:
+            proc.wait()
+        self.forget(pid)
+
+    def stop_all(self) -> None:
+        for record in reversed(list(self.records)):
+            self.stop(record.pid)
+        (self.run_dir / PIDS_FILE).unlink(missing_ok=True)
+
+    def _save(self) -> None:
+        data = PidFile(owner=os.getpid(), processes=self.records)
+        tmp = self.run_dir / (PIDS_FILE + ".tmp")
+        tmp.write_text(data.model_dump_json(indent=1))
+        tmp.replace(self.run_dir / PIDS_FILE)
+
+
+def reap_orphans(runs_root: Path) -> list[str]:
+    """Stop processes left by runs whose owning dbabench process is gone; return what was done.
+
+    A pid is only signalled when its executable still matches the record, so a pid that the
+    kernel has since reused for something else is left alone.
+    """
+    done: list[str] = []
+    for pid_file in runs_root.glob(f"*/{PIDS_FILE}"):
+        try:
+            data = PidFile.model_validate(json.loads(pid_file.read_text()))
+        except (OSError, ValueError):
+            continue
+        if data.owner != os.getpid() and alive(data.owner):
+            continue
+        for record in data.processes:
+            if alive(record.pid) and _cmdline0(record.pid) == record.argv0:
+                stop_pid(record.pid)
+                done.append(f"stopped leftover {record.name} pid {record.pid} of {pid_file.parent.name}")
+        pid_file.unlink(missing_ok=True)
+    return done

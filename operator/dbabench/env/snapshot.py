@@ -1,0 +1,170 @@
+"""Golden snapshots and their per-run thin clones.
+
+A clone must be cheap and independent of data size, and its first write must not copy a whole
+1 GB segment (why overlayfs is not used). Three strategies, best first:
+
+* ``reflink``: the cache directory's filesystem shares blocks (XFS, btrfs): ``cp --reflink``.
+* ``xfs-loop``: no reflinks there, but we may mount: a sparse image formatted with
+  ``mkfs.xfs -m reflink=1``, loop-mounted while any run uses it (reference-counted under a
+  file lock, unmounted by the last user, so no mount outlives the runs).
+* ``copy``: a plain ``cp -a``; always works, costs time proportional to the data.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import shutil
+import subprocess
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from dbabench.env.processes import alive
+
+Strategy = Literal["reflink", "xfs-loop", "copy"]
+
+IMAGE_SIZE = "64G"  # sparse: costs only what is written
+
+
+class SnapshotError(RuntimeError):
+    pass
+
+
+def supports_reflink(directory: Path) -> bool:
+    probe = directory / f".reflink-probe-{uuid.uuid4().hex}"
+    try:
+        probe.write_bytes(b"x")
+        result = subprocess.run(["cp", "--reflink=always", str(probe), str(probe) + ".c"],
+                                capture_output=True)
+        return result.returncode == 0
+    finally:
+        probe.unlink(missing_ok=True)
+        Path(str(probe) + ".c").unlink(missing_ok=True)
+
+
+def can_mount_xfs() -> bool:
+    return os.geteuid() == 0 and all(shutil.which(t) for t in ("mkfs.xfs", "mount", "umount"))
+
+
+def choose_strategy(cache: Path, requested: str | None = None) -> Strategy:
+    """``DBABENCH_CLONE`` (or ``requested``) forces one; otherwise the best that works here."""
+    wanted = requested or os.environ.get("DBABENCH_CLONE")
+    if wanted:
+        if wanted not in ("reflink", "xfs-loop", "copy"):
+            raise SnapshotError(f"DBABENCH_CLONE={wanted!r}: use reflink, xfs-loop or copy")
+        return wanted  # type: ignore[return-value]
+    if supports_reflink(cache):
+        return "reflink"
+    if can_mount_xfs():
+        return "xfs-loop"
+    return "copy"
+
+
+def _mounted(mountpoint: Path) -> bool:
+    target = str(mountpoint.resolve())
+    with open("/proc/self/mounts") as f:
+        return any(line.split()[1] == target for line in f)
+
+
+@contextlib.contextmanager
+def _locked(lock_path: Path) -> Iterator[None]:
+    with open(lock_path, "a+") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+@dataclass
+class SnapshotStore:
+    """Holds golden snapshots under ``root/golden`` and clones under ``root/clones``."""
+
+    cache: Path
+    strategy: Strategy
+
+    @property
+    def root(self) -> Path:
+        return self.cache / "store-xfs" if self.strategy == "xfs-loop" else self.cache / "store"
+
+    @property
+    def image(self) -> Path:
+        return self.cache / "store-xfs.img"
+
+    def acquire(self) -> None:
+        """Make the store usable for this process (mounts the XFS image if it is the first)."""
+        if self.strategy != "xfs-loop":
+            self._dirs()
+            return
+        self.root.mkdir(parents=True, exist_ok=True)
+        with _locked(self.cache / "store-xfs.lock"):
+            holders = self._holders()
+            if not _mounted(self.root):
+                if not self.image.exists():
+                    self._make_image()
+                _run(["mount", "-o", "loop,noatime", str(self.image), str(self.root)])
+            holders.add(os.getpid())
+            self._write_holders(holders)
+        self._dirs()
+
+    def release(self) -> None:
+        """Forget this process; the last one out unmounts."""
+        if self.strategy != "xfs-loop":
+            return
+        with _locked(self.cache / "store-xfs.lock"):
+            holders = self._holders()
+            holders.discard(os.getpid())
+            self._write_holders(holders)
+            if not holders and _mounted(self.root):
+                _run(["umount", str(self.root)])
+
+    def golden(self, key: str) -> Path:
+        return self.root / "golden" / key
+
+    def clone(self, golden: Path, name: str) -> Path:
+        """A writable copy of ``golden`` at ``root/clones/name``."""
+        target = self.root / "clones" / name
+        if target.exists():
+            raise SnapshotError(f"clone {target} already exists")
+        flag = "--reflink=always" if self.strategy in ("reflink", "xfs-loop") else "--reflink=never"
+        _run(["cp", "-a", flag, str(golden), str(target)])
+        return target
+
+    def discard(self, path: Path) -> None:
+        if path.exists():
+            shutil.rmtree(path)
+
+    @contextlib.contextmanager
+    def build_lock(self, key: str) -> Iterator[None]:
+        """Serialises builds of one golden snapshot across processes."""
+        with _locked(self.root / "golden" / f".{key}.lock"):
+            yield
+
+    def _dirs(self) -> None:
+        for sub in ("golden", "clones"):
+            (self.root / sub).mkdir(parents=True, exist_ok=True)
+
+    def _make_image(self) -> None:
+        _run(["truncate", "-s", IMAGE_SIZE, str(self.image)])
+        _run(["mkfs.xfs", "-q", "-m", "reflink=1", str(self.image)])
+
+    def _holders(self) -> set[int]:
+        path = self.cache / "store-xfs.holders"
+        if not path.exists():
+            return set()
+        pids = {int(p) for p in path.read_text().split() if p.isdigit()}
+        return {p for p in pids if alive(p)}
+
+    def _write_holders(self, holders: set[int]) -> None:
+        (self.cache / "store-xfs.holders").write_text("\n".join(map(str, sorted(holders))))
+
+
+def _run(argv: list[str]) -> None:
+    result = subprocess.run(argv, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise SnapshotError(f"{' '.join(argv)} failed ({result.returncode}): "
+                            f"{result.stderr.strip()[:500]}")

@@ -1,0 +1,52 @@
+"""Execute the fault steps of a scenario against an instance.
+
+SQL steps run as the superuser in autocommit, each statement on its own, so that VACUUM,
+CREATE INDEX CONCURRENTLY and ALTER SYSTEM behave as they do when a person runs them.
+Jobs are not executed here: they are long-lived clients and run in the workload process.
+"""
+
+from __future__ import annotations
+
+import psycopg
+from psycopg import sql as pgsql
+
+from dbabench.env.postgres import APP_ROLE, PostgresInstance
+from dbabench.model.scenario import FaultStep, JobStep, SqlStep
+from dbabench.scenario.datasets import Dataset
+
+
+class FaultError(RuntimeError):
+    pass
+
+
+def run_sql(instance: PostgresInstance, text: str, *, database: str | None = None) -> None:
+    with psycopg.connect(instance.dsn(database=database, application_name="dbabench-fault"),
+                         autocommit=True) as conn:
+        try:
+            conn.execute(text.encode())  # bytes: no placeholder parsing of '%'
+        except psycopg.Error as e:
+            raise FaultError(f"fault SQL failed: {e.sqlstate} {str(e).strip()}\n  in: "
+                             f"{text.strip()[:300]}") from e
+
+
+def create_database(instance: PostgresInstance, dataset: Dataset) -> None:
+    """The application role and database, then the dataset, as the golden's starting point."""
+    with psycopg.connect(instance.dsn(database="postgres", application_name="dbabench-build"),
+                         autocommit=True) as conn:
+        conn.execute(pgsql.SQL("CREATE ROLE {} LOGIN PASSWORD {}").format(
+            pgsql.Identifier(APP_ROLE), pgsql.Literal(instance.credentials.app_password)))
+        conn.execute(pgsql.SQL("CREATE DATABASE {}").format(pgsql.Identifier(instance.database)))
+    run_sql(instance, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+    for statement in dataset.statements:
+        run_sql(instance, statement)
+
+
+def apply_steps(instance: PostgresInstance, steps: list[FaultStep]) -> list[JobStep]:
+    """Run the SQL steps in order; return the jobs for the workload process to host."""
+    jobs: list[JobStep] = []
+    for step in steps:
+        if isinstance(step, SqlStep):
+            run_sql(instance, step.sql, database=step.database)
+        else:
+            jobs.append(step)
+    return jobs

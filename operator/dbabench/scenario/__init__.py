@@ -1,0 +1,1 @@
+"""Scenario manifests: loading, validation with field paths, datasets, the catalog."""

@@ -1,0 +1,109 @@
+"""Load and validate scenario manifests; find them by name.
+
+A bad manifest is reported with the path of every offending field
+(``spec.outcome.checks[2].predicate.op: Input should be '<', ...``), never a traceback.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import yaml
+from pydantic import ValidationError
+
+from dbabench.model.scenario import Scenario
+from dbabench.scenario.datasets import DATASETS
+
+
+class ScenarioError(ValueError):
+    """A manifest that cannot be used; the message names the file and every bad field."""
+
+
+def _field_path(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out or "(document)"
+
+
+def format_validation_error(source: str, error: ValidationError) -> str:
+    lines = [f"{source}: invalid Scenario ({error.error_count()} problem(s))"]
+    for e in error.errors():
+        # Discriminated unions add the tag value to the path (predicate.sql.timeoutMs): keep it,
+        # it tells which variant was being checked.
+        lines.append(f"  {_field_path(e['loc'])}: {e['msg']}")
+    return "\n".join(lines)
+
+
+def parse(text: str, source: str = "<string>") -> Scenario:
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise ScenarioError(f"{source}: not valid YAML: {e}") from e
+    if not isinstance(doc, dict):
+        raise ScenarioError(f"{source}: expected a mapping with apiVersion, kind, metadata, spec")
+    try:
+        return Scenario.model_validate(doc)
+    except ValidationError as e:
+        raise ScenarioError(format_validation_error(source, e)) from e
+
+
+def load_file(path: Path) -> Scenario:
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise ScenarioError(f"{path}: cannot read: {e.strerror}") from e
+    return parse(text, str(path))
+
+
+def scenarios_root() -> Path:
+    """``$DBABENCH_SCENARIOS``, else ``scenarios/`` of the source checkout, else ``./scenarios``."""
+    env = os.environ.get("DBABENCH_SCENARIOS")
+    if env:
+        return Path(env)
+    checkout = Path(__file__).resolve().parents[3] / "scenarios"
+    return checkout if checkout.is_dir() else Path.cwd() / "scenarios"
+
+
+def discover(root: Path | None = None) -> dict[str, tuple[Path, Scenario]]:
+    root = root or scenarios_root()
+    found: dict[str, tuple[Path, Scenario]] = {}
+    for path in sorted(root.rglob("*.yaml")):
+        scenario = load_file(path)
+        if scenario.name in found:
+            raise ScenarioError(f"{path}: scenario name {scenario.name!r} is also used by"
+                                f" {found[scenario.name][0]}")
+        found[scenario.name] = (path, scenario)
+    return found
+
+
+def resolve(name_or_path: str, root: Path | None = None) -> tuple[Path, Scenario]:
+    """A scenario by file path or by ``metadata.name``."""
+    path = Path(name_or_path)
+    if path.suffix in (".yaml", ".yml") or path.exists():
+        return path, load_file(path)
+    catalog = discover(root)
+    if name_or_path not in catalog:
+        known = ", ".join(sorted(catalog)) or "none"
+        raise ScenarioError(f"no scenario named {name_or_path!r} under {root or scenarios_root()}"
+                            f" (known: {known})")
+    return catalog[name_or_path]
+
+
+def golden_key(scenario: Scenario, baseline: dict[str, str]) -> str:
+    """Changes whenever anything baked into the golden snapshot would change."""
+    spec = scenario.spec
+    dataset = DATASETS[spec.database.dataset](spec.database.scale)
+    material = json.dumps({
+        "database": spec.database.model_dump(mode="json"),
+        "persistent": [s.model_dump(mode="json") for s in spec.fault.persistent],
+        "dataset": [dataset.name, dataset.version, list(dataset.statements)],
+        "baseline": baseline,
+    }, sort_keys=True)
+    return f"{scenario.name}-{hashlib.sha256(material.encode()).hexdigest()[:12]}"

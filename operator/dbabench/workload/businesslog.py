@@ -1,0 +1,85 @@
+"""The business log: one JSON line per request, as the application would log it."""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import IO, Literal
+
+from pydantic import Field
+
+from dbabench.model.base import Model
+
+Outcome = Literal["ok", "timeout", "lock_timeout", "canceled", "terminated", "connection_error",
+                  "error"]
+FAILED_BY_TIMEOUT = ("timeout", "lock_timeout")
+
+
+class BusinessEvent(Model):
+    ts: datetime = Field(description="when the request finished (UTC)")
+    service: str
+    request_id: str
+    operation: str
+    latency_ms: float
+    outcome: Outcome
+    sqlstate: str | None = None
+    message: str | None = None
+
+
+class WindowStats(Model):
+    requests: int
+    timeout_ratio: float
+    error_ratio: float
+    p99_latency_ms: float
+    max_latency_ms: float
+
+
+class BusinessLogWriter:
+    def __init__(self, path: Path) -> None:
+        self._f: IO[str] = path.open("a", buffering=1)
+
+    def write(self, event: BusinessEvent) -> None:
+        self._f.write(event.model_dump_json(exclude_none=True) + "\n")
+
+    def close(self) -> None:
+        self._f.close()
+
+
+def read_events(path: Path, *, start: datetime | None = None, end: datetime | None = None,
+                service: str | None = None, operation: str | None = None) -> list[BusinessEvent]:
+    if not path.exists():
+        return []
+    events = []
+    with path.open() as f:
+        for line in f:
+            if not line.endswith("\n"):
+                break  # a line still being written
+            event = BusinessEvent.model_validate(json.loads(line))
+            if start and event.ts < start or end and event.ts > end:
+                continue
+            if service and event.service != service or operation and event.operation != operation:
+                continue
+            events.append(event)
+    return events
+
+
+def window_stats(events: list[BusinessEvent]) -> WindowStats:
+    n = len(events)
+    if n == 0:
+        return WindowStats(requests=0, timeout_ratio=0.0, error_ratio=0.0, p99_latency_ms=0.0,
+                           max_latency_ms=0.0)
+    latencies = sorted(e.latency_ms for e in events)
+    p99 = latencies[min(n - 1, math.ceil(0.99 * n) - 1)]
+    return WindowStats(
+        requests=n,
+        timeout_ratio=sum(e.outcome in FAILED_BY_TIMEOUT for e in events) / n,
+        error_ratio=sum(e.outcome != "ok" for e in events) / n,
+        p99_latency_ms=p99,
+        max_latency_ms=latencies[-1],
+    )
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)

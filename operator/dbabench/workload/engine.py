@@ -1,0 +1,203 @@
+"""The workload process: profile clients and scheduled jobs as asyncio tasks on psycopg.
+
+Clients reconnect after any connection loss (an agent may terminate sessions or restart the
+server), so the workload outlives whatever the agent does; every request is logged with its
+outcome, which is how lock waits become visible as business timeouts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import signal
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import psycopg
+from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
+from pydantic import Field
+
+from dbabench.model.base import Model
+from dbabench.model.scenario import JobStep
+from dbabench.model.workload import OltpCheckoutWorkload, WorkloadSpec
+from dbabench.workload.businesslog import BusinessEvent, BusinessLogWriter, Outcome, utcnow
+
+RECONNECT_DELAY = 0.5
+
+
+class WorkloadConfig(Model):
+    """Everything the workload process needs; written by the runner as JSON."""
+
+    dsn: str = Field(description="libpq conninfo of the application role, without app name")
+    spec: WorkloadSpec
+    jobs: list[JobStep] = Field(default_factory=list)
+    business_log: Path
+    metrics_port: int
+    seed: int = 0
+
+
+class Metrics:
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.requests = Counter("checkout_requests", "Requests by outcome",
+                                ["service", "operation", "outcome"], registry=registry)
+        self.latency = Histogram(
+            "checkout_request_duration_seconds", "Request latency", ["service", "operation"],
+            buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 30, 60, 300),
+            registry=registry)
+
+
+def classify_error(e: BaseException) -> tuple[Outcome, str | None]:
+    if isinstance(e, psycopg.errors.QueryCanceled):
+        text = str(e)
+        if "statement timeout" in text:
+            return "timeout", e.sqlstate
+        return "canceled", e.sqlstate
+    if isinstance(e, psycopg.errors.LockNotAvailable):
+        return "lock_timeout", e.sqlstate
+    if isinstance(e, (psycopg.errors.AdminShutdown, psycopg.errors.CrashShutdown)):
+        return "terminated", e.sqlstate
+    if isinstance(e, psycopg.OperationalError):
+        return "connection_error", getattr(e, "sqlstate", None)
+    return "error", getattr(e, "sqlstate", None)
+
+
+class Client:
+    """One session of one service: connects lazily, logs every request, survives failures."""
+
+    def __init__(self, *, dsn: str, service: str, log: BusinessLogWriter, metrics: Metrics,
+                 options: str = "") -> None:
+        self.dsn = dsn
+        self.service = service
+        self.log = log
+        self.metrics = metrics
+        self.options = options
+        self.conn: psycopg.AsyncConnection | None = None
+
+    async def request(self, operation: str,
+                      body: Callable[[psycopg.AsyncConnection], Awaitable[None]]) -> Outcome:
+        started = time.perf_counter()
+        outcome: Outcome = "ok"
+        sqlstate = message = None
+        try:
+            conn = await self._connection()
+            async with conn.transaction():
+                await body(conn)
+        except (psycopg.Error, OSError) as e:
+            outcome, sqlstate = classify_error(e)
+            message = str(e).strip().splitlines()[0][:300] if str(e).strip() else type(e).__name__
+            if self.conn is not None and (self.conn.closed or outcome in ("terminated",
+                                                                         "connection_error")):
+                await self._drop()
+        latency = time.perf_counter() - started
+        self.metrics.requests.labels(self.service, operation, outcome).inc()
+        self.metrics.latency.labels(self.service, operation).observe(latency)
+        self.log.write(BusinessEvent(ts=utcnow(), service=self.service,
+                                     request_id=uuid.uuid4().hex[:16], operation=operation,
+                                     latency_ms=round(latency * 1000, 2), outcome=outcome,
+                                     sqlstate=sqlstate, message=message))
+        if outcome == "connection_error":
+            await asyncio.sleep(RECONNECT_DELAY)
+        return outcome
+
+    async def _connection(self) -> psycopg.AsyncConnection:
+        if self.conn is None or self.conn.closed:
+            self.conn = await psycopg.AsyncConnection.connect(
+                self.dsn, application_name=self.service, options=self.options)
+        return self.conn
+
+    async def _drop(self) -> None:
+        if self.conn is not None:
+            try:
+                await self.conn.close()
+            except psycopg.Error:
+                pass
+            self.conn = None
+
+    async def close(self) -> None:
+        await self._drop()
+
+
+async def checkout_worker(client: Client, spec: OltpCheckoutWorkload, rng: random.Random) -> None:
+    """Place an order (insert + bump the merchant's counter row), or browse recent orders."""
+    while True:
+        if rng.random() < spec.browse_share:
+            merchant = rng.randint(1, spec.merchants)
+
+            async def browse(conn: psycopg.AsyncConnection) -> None:
+                await conn.execute("SELECT id, sku, qty, status FROM orders WHERE merchant_id = %s"
+                                   " ORDER BY id DESC LIMIT 20", (merchant,))
+
+            await client.request("browse_orders", browse)
+        else:
+            hot = spec.hot_merchant is not None and rng.random() < spec.hot_share
+            merchant = spec.hot_merchant if hot else rng.randint(1, spec.merchants)
+            sku, qty = rng.randint(1, spec.skus), rng.randint(1, 5)
+
+            async def place(conn: psycopg.AsyncConnection) -> None:
+                await conn.execute("INSERT INTO orders(merchant_id, sku, qty) VALUES (%s, %s, %s)",
+                                   (merchant, sku, qty))
+                await conn.execute("UPDATE merchants SET order_count = order_count + 1,"
+                                   " updated_at = now() WHERE id = %s", (merchant,))
+
+            await client.request("place_order", place)
+        await asyncio.sleep(spec.think_time_ms / 1000)
+
+
+async def scheduled_job(client: Client, job: JobStep) -> None:
+    """Run the job's statements in one transaction; whatever happens, run it again later."""
+    async def run(conn: psycopg.AsyncConnection) -> None:
+        for statement in job.statements:
+            await conn.execute(statement)  # type: ignore[arg-type]
+
+    while True:
+        await client.request(job.operation, run)
+        await asyncio.sleep(job.interval_seconds)
+
+
+async def run_workload(config: WorkloadConfig, stop: asyncio.Event) -> None:
+    registry = CollectorRegistry()
+    metrics = Metrics(registry)
+    server, thread = start_http_server(config.metrics_port, addr="127.0.0.1", registry=registry)
+    log = BusinessLogWriter(config.business_log)
+    clients: list[Client] = []
+    tasks: list[asyncio.Task[None]] = []
+    spec = config.spec
+    timeout = f"-c statement_timeout={spec.statement_timeout_ms}"
+    for i in range(spec.clients):
+        client = Client(dsn=config.dsn, service="checkout-worker", log=log, metrics=metrics,
+                        options=timeout)
+        clients.append(client)
+        tasks.append(asyncio.create_task(
+            checkout_worker(client, spec, random.Random(config.seed * 1000 + i)),
+            name=f"checkout-worker-{i}"))
+    for job in config.jobs:
+        client = Client(dsn=config.dsn, service=job.name, log=log, metrics=metrics,
+                        options=f"-c statement_timeout={job.statement_timeout_ms}")
+        clients.append(client)
+        tasks.append(asyncio.create_task(scheduled_job(client, job), name=f"job-{job.name}"))
+    try:
+        await stop.wait()
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for client in clients:
+            await client.close()
+        log.close()
+        server.shutdown()
+        thread.join(timeout=5)
+
+
+def main(config_path: Path) -> None:
+    config = WorkloadConfig.model_validate_json(config_path.read_text())
+
+    async def _main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        await run_workload(config, stop)
+
+    asyncio.run(_main())
