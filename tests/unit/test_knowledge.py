@@ -65,9 +65,8 @@ def test_build_reports_version_and_counts(built: IndexStats) -> None:
 
 def test_planner_statistics_finds_the_maintenance_or_planner_chapter(db: Path) -> None:
     result = search(db, "planner statistics ANALYZE", limit=10)
-    hits = [
-        h for h in result.hits if h.doc_id.split("#")[0] in {"routine-vacuuming.html", "planner-stats.html"}
-    ]
+    pages = {"routine-vacuuming.html", "planner-stats.html"}
+    hits = [h for h in result.hits if h.doc_id.split("#")[0] in pages]
     assert hits, [h.doc_id for h in result.hits]
     assert all(h.section_path and h.source == "postgresql-docs" for h in hits)
     assert all("[" in h.snippet and "]" in h.snippet for h in result.hits)
@@ -75,7 +74,9 @@ def test_planner_statistics_finds_the_maintenance_or_planner_chapter(db: Path) -
 
 def test_section_path_follows_part_chapter_and_headings(db: Path) -> None:
     result = search(db, "Updating Planner Statistics vacuum", limit=MAX_LIMIT)
-    hit = next(h for h in result.hits if h.doc_id == "routine-vacuuming.html#VACUUM-FOR-STATISTICS")
+    hit = next(
+        h for h in result.hits if h.doc_id == "routine-vacuuming.html#VACUUM-FOR-STATISTICS"
+    )
     assert hit.section_path == [
         "Server Administration",
         "Routine Database Maintenance Tasks",
@@ -83,6 +84,12 @@ def test_section_path_follows_part_chapter_and_headings(db: Path) -> None:
         "Updating Planner Statistics",
     ]
     assert hit.title == "25.1. Routine Vacuuming"
+
+
+def test_each_setting_is_its_own_hit(db: Path) -> None:
+    top = search(db, "deadlock_timeout").hits[0]
+    assert top.doc_id == "runtime-config-locks.html#GUC-DEADLOCK-TIMEOUT"
+    assert top.section_path[-2:] == ["Lock Management", "deadlock_timeout (integer)"]
 
 
 def test_function_lookup_finds_the_function_reference(db: Path) -> None:
@@ -95,7 +102,8 @@ def test_navigation_chrome_is_not_indexed(db: Path) -> None:
     # Every page's header and footer read "Prev Up ... Home ... Next"; prose never does.
     with closing(sqlite3.connect(db)) as conn:
         (count,) = conn.execute(
-            """SELECT count(*) FROM chunks WHERE chunks MATCH 'body:"prev up" OR body:"home next"'"""
+            "SELECT count(*) FROM chunks WHERE chunks MATCH ?",
+            ('body:"prev up" OR body:"home next"',),
         ).fetchone()
     assert count == 0
 
@@ -145,7 +153,9 @@ def test_blank_query_is_a_value_error(db: Path, query: str) -> None:
         search(db, query)
 
 
-@pytest.mark.parametrize(("limit", "expected"), [(-3, 1), (0, 1), (1, 1), (7, 7), (1000, MAX_LIMIT)])
+@pytest.mark.parametrize(
+    ("limit", "expected"), [(-3, 1), (0, 1), (1, 1), (7, 7), (1000, MAX_LIMIT)]
+)
 def test_limit_is_clamped(db: Path, limit: int, expected: int) -> None:
     result = search(db, "vacuum", limit=limit)
     assert len(result.hits) == expected

@@ -126,6 +126,9 @@ def _heading(text: str) -> str:
 class _Section:
     anchor: str
     order: int
+    # Set for a term of a <dl> (a GUC, a libpq parameter, a glossary term): the nesting depth of
+    # its list. Such a section has no <div> of its own and ends where its description ends.
+    dl_depth: int | None = None
     heading: str | None = None
     text: list[str] = field(default_factory=list)
 
@@ -151,6 +154,7 @@ class _PageParser(HTMLParser):
         self._divs: list[_Section | bool | None] = []
         self._sections: list[_Section] = []
         self._skip_depth = 0
+        self._dl_depth = 0
         self._in_title = False
         self._title_parts: list[str] = []
         self._heading_tag: str | None = None
@@ -168,8 +172,19 @@ class _PageParser(HTMLParser):
             return
         if self._skip_depth:
             return
-        # A table's caption is a <p class="title">, not a heading element.
-        is_title = tag in _HEADINGS or (tag == "p" and "title" in (attr.get("class") or "").split())
+        if tag == "dl":
+            self._dl_depth += 1
+        elif tag == "dt":
+            # The next term of the same list ends the previous term's description.
+            self._finish_terms(self._dl_depth)
+            if attr.get("id"):
+                self._open_section(attr["id"] or "", dl_depth=self._dl_depth)
+        # A table's caption is a <p class="title">; a list term's heading is its <dt>.
+        is_title = (
+            tag in _HEADINGS
+            or (tag == "dt" and bool(attr.get("id")))
+            or (tag == "p" and "title" in (attr.get("class") or "").split())
+        )
         if is_title and self._sections and self._sections[-1].heading is None:
             self._heading_tag = tag
             self._heading_parts = []
@@ -186,11 +201,16 @@ class _PageParser(HTMLParser):
             self.title = _clean("".join(self._title_parts))
         elif tag == "div":
             self._close_div()
+        elif self._skip_depth:
+            return
         elif tag == self._heading_tag:
             self._heading_tag = None
             if self._sections:
                 self._sections[-1].heading = _heading("".join(self._heading_parts))
-        elif tag in _BLOCK_TAGS and not self._skip_depth:
+        elif tag == "dl":
+            self._finish_terms(self._dl_depth)
+            self._dl_depth -= 1
+        elif tag in _BLOCK_TAGS:
             self._emit(" ")
 
     def handle_data(self, data: str) -> None:
@@ -223,10 +243,7 @@ class _PageParser(HTMLParser):
             return
         anchor = attr.get("id")
         if anchor and classes & _SECTION_CLASSES:
-            section = _Section(anchor=anchor, order=self._order)
-            self._order += 1
-            self._sections.append(section)
-            self._divs.append(section)
+            self._divs.append(self._open_section(anchor))
         else:
             self._emit(" ")
             self._divs.append(None)
@@ -238,13 +255,31 @@ class _PageParser(HTMLParser):
         if entry is True:
             self._skip_depth -= 1
         elif isinstance(entry, _Section):
-            headings = [s.heading for s in self._sections if s.heading]
-            self._sections.pop()
-            body = _clean("".join(entry.text))
-            if body:
-                self.chunks.append(_Chunk(entry.anchor, entry.order, headings, body))
+            self._finish_terms(0)
+            self._finish_section()
         else:
             self._emit(" ")
+
+    def _open_section(self, anchor: str, dl_depth: int | None = None) -> _Section:
+        section = _Section(anchor=anchor, order=self._order, dl_depth=dl_depth)
+        self._order += 1
+        self._sections.append(section)
+        return section
+
+    def _finish_terms(self, min_depth: int) -> None:
+        """End the open list-term sections whose list is at least ``min_depth`` deep."""
+        while self._sections:
+            depth = self._sections[-1].dl_depth
+            if depth is None or depth < min_depth:
+                return
+            self._finish_section()
+
+    def _finish_section(self) -> None:
+        headings = [s.heading for s in self._sections if s.heading]
+        section = self._sections.pop()
+        body = _clean("".join(section.text))
+        if body:
+            self.chunks.append(_Chunk(section.anchor, section.order, headings, body))
 
     def _emit(self, text: str) -> None:
         if self._sections:
