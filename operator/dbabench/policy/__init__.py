@@ -1,6 +1,12 @@
 """The SQL safety layer: what a statement does to a live database, read from PostgreSQL's own
 parse tree rather than from its text."""
 
-from dbabench.policy.classify import StatementClass, classify, is_mutating, normalize_relation
+from dbabench.policy.classify import (
+    StatementClass,
+    classify,
+    is_mutating,
+    normalize_relation,
+    parse_pg_bool,
+)
 
-__all__ = ["StatementClass", "classify", "is_mutating", "normalize_relation"]
+__all__ = ["StatementClass", "classify", "is_mutating", "normalize_relation", "parse_pg_bool"]
