@@ -313,7 +313,8 @@ class _Walker(Visitor):
 
     def visit_LockStmt(self, ancestors: Ancestor, node: ast.LockStmt) -> None:
         # SHARE and stronger block the workload's writes until the transaction ends.
-        self._add(C.lock_heavy_maintenance if (node.mode or 0) >= ShareLock else C.transaction_control)
+        blocks_writes = (node.mode or 0) >= ShareLock
+        self._add(C.lock_heavy_maintenance if blocks_writes else C.transaction_control)
 
     def visit_CheckPointStmt(self, ancestors: Ancestor, node: ast.CheckPointStmt) -> None:
         self._add(C.maintenance)
