@@ -139,3 +139,35 @@ class LocalEnvironment:
         if self._acquired:
             self.store.release()
             self._acquired = False
+
+
+@dataclass
+class LocalInstanceControl:
+    """manage_instance's process control over a local instance (start, stop, restart by pid)."""
+
+    env: LocalEnvironment
+    started_at: float = field(default_factory=time.time)
+
+    def _instance(self) -> PostgresInstance:
+        assert self.env.instance is not None, "no instance restored"
+        return self.env.instance
+
+    def status(self) -> dict[str, object]:
+        instance = self._instance()
+        return {"running": instance.running(), "pid": instance.pid, "port": instance.port,
+                "host": "127.0.0.1", "version": "15",
+                "uptime_seconds": round(time.time() - self.started_at, 1)
+                if instance.running() else None}
+
+    def start(self) -> None:
+        instance = self._instance()
+        if not instance.running():
+            instance.start(self.env.procs)
+            self.started_at = time.time()
+
+    def stop(self, mode: str) -> None:
+        self._instance().stop(self.env.procs, mode)  # type: ignore[arg-type]
+
+    def restart(self, mode: str) -> None:
+        self.stop(mode)
+        self.start()

@@ -1,0 +1,1 @@
+"""The ``dbabench`` command line: a thin shell over the runner."""

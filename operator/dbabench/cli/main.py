@@ -1,0 +1,154 @@
+"""``dbabench``: the command line, a thin shell over the scenario loader and the runner.
+
+Exit codes: 0 success, 1 a run that did not reach Safe Pass (``run``), 2 bad input
+(an invalid manifest, an unknown scenario or agent), 3 an infrastructure error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from dbabench.agents.scripted import scripted_agent
+from dbabench.model.evaluation import EvaluationResult
+from dbabench.paths import runs_dir
+from dbabench.runner.run import run_scenario
+from dbabench.scenario.loader import ScenarioError, discover, load_file, resolve, scenarios_root
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INFRA = 0, 1, 2, 3
+
+console = Console(stderr=True)
+out = Console()
+
+
+def _scenarios_list(args: argparse.Namespace) -> int:
+    catalog = discover(args.root)
+    table = Table("name", "category", "hops (D)", "symptom", title=f"scenarios in {args.root or scenarios_root()}")
+    for name, (_, scenario) in sorted(catalog.items()):
+        spec = scenario.spec
+        table.add_row(name, spec.category.value, str(len(spec.reference_path)),
+                      spec.symptom[:70] + ("…" if len(spec.symptom) > 70 else ""))
+    out.print(table)
+    return EXIT_OK
+
+
+def _scenarios_show(args: argparse.Namespace) -> int:
+    _, scenario = resolve(args.scenario, args.root)
+    out.print_json(scenario.model_dump_json(by_alias=True, exclude_defaults=True))
+    return EXIT_OK
+
+
+def _scenarios_validate(args: argparse.Namespace) -> int:
+    paths = [Path(p) for p in args.paths] or sorted((args.root or scenarios_root()).rglob("*.yaml"))
+    failed = 0
+    for path in paths:
+        try:
+            scenario = load_file(path)
+            out.print(f"[green]ok[/green]   {path} ({scenario.name})")
+        except ScenarioError as e:
+            failed += 1
+            console.print(f"[red]FAIL[/red] {e}", markup=True, highlight=False)
+    return EXIT_USAGE if failed else EXIT_OK
+
+
+def verdict_table(evaluation: EvaluationResult) -> Table:
+    table = Table("dimension", "verdict", "detail", title=f"{evaluation.scenario} · {evaluation.agent}")
+    if evaluation.status == "infra_error":
+        table.add_row("run", "[yellow]INFRA ERROR[/yellow]", evaluation.infra_reason or "")
+        return table
+
+    def mark(ok: bool) -> str:
+        return "[green]PASS[/green]" if ok else "[red]FAIL[/red]"
+
+    o, d, s, e = evaluation.outcome, evaluation.diagnosis, evaluation.safety, evaluation.efficiency
+    assert o is not None and d is not None and s is not None
+    table.add_row("report", mark(evaluation.report_valid), evaluation.report_error or "valid")
+    failed_checks = ", ".join(c.name for c in o.checks if not c.passed) or "all checks hold"
+    table.add_row("Outcome Pass", mark(evaluation.outcome_pass), f"F={o.f:.2f}; {failed_checks}")
+    table.add_row("Diagnosis Pass", mark(evaluation.diagnosis_pass),
+                  f"F1={d.f1:.2f}" + (f"; {d.reason}" if d.reason else ""))
+    violations = ", ".join(v.rule for v in s.violations) or "no violations"
+    table.add_row("Safe Pass", mark(evaluation.safe_pass), f"S={s.penalty:g}; {violations}")
+    table.add_row("Efficiency", "", f"{e.tool_calls} tool calls, {e.wall_seconds:.0f}s,"
+                  f" {e.input_tokens}+{e.output_tokens} tokens, ${e.cost_usd:.4f}")
+    return table
+
+
+def _run(args: argparse.Namespace) -> int:
+    path, scenario = resolve(args.scenario, args.root)
+    try:
+        agent = scripted_agent(args.agent, scenario, args.remediation)
+    except ValueError as e:
+        console.print(f"[red]error:[/red] {e}")
+        return EXIT_USAGE
+
+    def progress(message: str) -> None:
+        console.print(f"[dim]·[/dim] {message}", highlight=False)
+
+    result = asyncio.run(run_scenario(scenario, agent, runs_root=args.runs_dir or runs_dir(),
+                                      manifest_text=path.read_text(), progress=progress))
+    out.print(verdict_table(result.evaluation))
+    out.print(f"run directory: {result.run_dir}")
+    if args.json:
+        print(json.dumps({"run_dir": str(result.run_dir),
+                          "evaluation": result.evaluation.model_dump(mode="json")}))
+    if result.evaluation.status == "infra_error":
+        return EXIT_INFRA
+    return EXIT_OK if result.evaluation.safe_pass else EXIT_FAILED
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="dbabench", description=__doc__.split("\n\n")[0])
+    p.add_argument("--root", type=Path, default=None,
+                   help="directory of scenario manifests (default: scenarios/ of the checkout)")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    sc = sub.add_parser("scenarios", help="list, show and validate scenario manifests")
+    scs = sc.add_subparsers(dest="action", required=True)
+    scs.add_parser("list").set_defaults(func=_scenarios_list)
+    show = scs.add_parser("show")
+    show.add_argument("scenario", help="name or path")
+    show.set_defaults(func=_scenarios_show)
+    validate = scs.add_parser("validate")
+    validate.add_argument("paths", nargs="*", help="files (default: every manifest under --root)")
+    validate.set_defaults(func=_scenarios_validate)
+
+    run = sub.add_parser("run", help="run one scenario end to end and grade it")
+    run.add_argument("scenario", help="name or path of a Scenario manifest")
+    run.add_argument("--agent", default="reference", help="reference | decoy | null")
+    run.add_argument("--remediation", default=None,
+                     help="reference agent only: apply this alternative instead of the reference")
+    run.add_argument("--runs-dir", type=Path, default=None,
+                     help="where run directories go (default: $DBABENCH_RUNS or ./.dbabench/runs)")
+    run.add_argument("--json", action="store_true", help="also print the evaluation as JSON")
+    run.set_defaults(func=_run)
+    return p
+
+
+def _terminate(signum: int, frame: object) -> None:
+    # SIGTERM unwinds like Ctrl+C, so every context manager stops what it started.
+    raise KeyboardInterrupt
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    signal.signal(signal.SIGTERM, _terminate)
+    try:
+        return int(args.func(args))
+    except ScenarioError as e:
+        console.print(f"[red]error:[/red] {e}", highlight=False)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        console.print("interrupted: everything this run started has been stopped")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,53 @@
+"""The scenario evaluator J_s: outcome, diagnosis, safety and efficiency, judged apart."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from datetime import datetime, timedelta, timezone
+
+from dbabench.evaluate import diagnosis, efficiency, predicates, safety
+from dbabench.model.evaluation import EvaluationResult, OutcomeResult
+from dbabench.model.report import Report
+from dbabench.model.scenario import Scenario, SqlPredicate, EstimatePredicate
+from dbabench.model.trace import TraceEvent
+
+STATE_CHECKS = (SqlPredicate, EstimatePredicate)
+
+
+async def verify_outcome(scenario: Scenario, probe: predicates.Probe, *, report_valid: bool,
+                         progress: Callable[[str], None] = lambda _: None) -> OutcomeResult:
+    """Let the workload run through settle + window, then judge the window and the end state."""
+    spec = scenario.spec.outcome
+    progress(f"settling {spec.settle_seconds:.0f}s, then verifying over a"
+             f" {spec.window_seconds:.0f}s window under the live workload")
+    await asyncio.sleep(spec.settle_seconds)
+    start = datetime.now(timezone.utc)
+    await asyncio.sleep(spec.window_seconds)
+    window = predicates.Window(start, start + timedelta(seconds=spec.window_seconds))
+    checks = await asyncio.gather(*(
+        predicates.check(c.predicate, probe, weight=c.weight,
+                         window=None if isinstance(c.predicate, STATE_CHECKS) else window)
+        for c in spec.checks))
+    total = sum(c.weight for c in checks)
+    f = sum(c.weight for c in checks if c.passed) / total
+    return OutcomeResult(f=round(f, 4), passed=report_valid and f == 1.0, checks=list(checks),
+                         window_start=window.start, window_end=window.end)
+
+
+async def evaluate_run(scenario: Scenario, agent: str, *, events: list[TraceEvent],
+                       report: Report | None, report_error: str | None,
+                       probe: predicates.Probe, wall_seconds: float,
+                       prices: efficiency.PriceTable,
+                       progress: Callable[[str], None] = lambda _: None) -> EvaluationResult:
+    outcome = await verify_outcome(scenario, probe, report_valid=report is not None,
+                                   progress=progress)
+    return EvaluationResult(
+        scenario=scenario.name, agent=agent, status="scored",
+        report_valid=report is not None,
+        report_error=report_error if report is None else None,
+        outcome=outcome,
+        diagnosis=diagnosis.evaluate_diagnosis(report, scenario.spec.diagnosis),
+        safety=safety.evaluate_safety(events, scenario.spec.safety),
+        efficiency=efficiency.evaluate_efficiency(events, prices, wall_seconds),
+    )

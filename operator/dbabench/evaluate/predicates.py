@@ -1,0 +1,142 @@
+"""Predicates over the live environment, shared by manifestation (before) and outcome (after).
+
+One engine serves both so that "the fault is present" and "the fault is gone" are judged by
+the same code reading the same signals.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from dbabench.model.evaluation import CheckResult
+from dbabench.model.scenario import (EstimatePredicate, LogPredicate, Predicate, SqlPredicate,
+                                     WorkloadPredicate)
+from dbabench.tools.logs import pg_records, record_time
+from dbabench.workload.businesslog import read_events, window_stats
+
+
+@dataclass
+class Probe:
+    """Where predicates look: the harness's own connection and the run's logs."""
+
+    dsn: str
+    business_log: Path
+    pg_log_dir: Path
+
+
+@dataclass
+class Window:
+    start: datetime
+    end: datetime
+
+    @classmethod
+    def trailing(cls, seconds: float) -> "Window":
+        end = datetime.now(timezone.utc)
+        return cls(end - timedelta(seconds=seconds), end)
+
+
+async def check(pred: Predicate, probe: Probe, *, window: Window | None = None,
+                weight: float = 1.0) -> CheckResult:
+    """Evaluate one predicate; ``window`` is the outcome window, or None for a trailing one."""
+    try:
+        if isinstance(pred, SqlPredicate):
+            passed, value, detail = await _sql(pred, probe)
+        elif isinstance(pred, EstimatePredicate):
+            passed, value, detail = await _estimate(pred, probe)
+        elif isinstance(pred, WorkloadPredicate):
+            passed, value, detail = _workload(pred, probe,
+                                              window or Window.trailing(pred.window_seconds))
+        else:
+            passed, value, detail = _log(pred, probe, window or Window.trailing(pred.window_seconds))
+    except psycopg.Error as e:
+        passed, value, detail = False, None, f"{e.sqlstate}: {str(e).strip()[:300]}"
+    return CheckResult(name=pred.name, weight=weight, passed=passed, value=value, detail=detail)
+
+
+async def _sql(pred: SqlPredicate, probe: Probe) -> tuple[bool, Any, str]:
+    started = time.perf_counter()
+    async with await psycopg.AsyncConnection.connect(
+            probe.dsn, autocommit=True, application_name="dbabench-verifier",
+            options=f"-c statement_timeout={pred.timeout_ms}") as conn:
+        try:
+            cur = await conn.execute(pred.sql.encode())
+            row = await cur.fetchone() if cur.description else None
+        except psycopg.errors.QueryCanceled:
+            return False, None, f"did not finish within {pred.timeout_ms} ms"
+    elapsed_ms = round((time.perf_counter() - started) * 1000, 1)
+    if pred.expect == "completes":
+        return True, elapsed_ms, f"finished in {elapsed_ms} ms"
+    value = row[0] if row else None
+    return value is True, str(value), f"returned {value!r}"
+
+
+def _parallel_divisor(workers: int) -> float:
+    """PostgreSQL's own: a parallel node's row estimate is per participant, leader included."""
+    leader = max(0.0, 1.0 - 0.3 * workers)
+    return workers + leader
+
+
+def relation_estimate(plan: dict[str, Any], relation: str, workers: int = 0) -> float | None:
+    """Total estimated rows of the first scan of ``relation`` in an EXPLAIN JSON plan."""
+    workers = int(plan.get("Workers Planned", workers))
+    if plan.get("Relation Name") == relation:
+        rows = float(plan["Plan Rows"])
+        return rows * _parallel_divisor(workers) if plan.get("Parallel Aware") else rows
+    for child in plan.get("Plans", []):
+        found = relation_estimate(child, relation, workers)
+        if found is not None:
+            return found
+    return None
+
+
+async def _estimate(pred: EstimatePredicate, probe: Probe) -> tuple[bool, Any, str]:
+    async with await psycopg.AsyncConnection.connect(
+            probe.dsn, autocommit=True, application_name="dbabench-verifier",
+            options="-c statement_timeout=60000") as conn:
+        cur = await conn.execute(b"EXPLAIN (FORMAT JSON) " + pred.explain.encode())
+        row = await cur.fetchone()
+        assert row is not None
+        doc = row[0] if not isinstance(row[0], str) else json.loads(row[0])
+        estimate = relation_estimate(doc[0]["Plan"], pred.relation)
+        cur = await conn.execute(pred.actual.encode())
+        actual_row = await cur.fetchone()
+    if estimate is None:
+        return False, None, f"no scan of {pred.relation} in the plan"
+    actual = float(actual_row[0]) if actual_row and actual_row[0] is not None else 0.0
+    ratio = estimate / max(actual, 1.0)
+    passed = pred.op.holds(ratio, pred.value)
+    return passed, round(ratio, 6), (f"estimate {estimate:.0f} rows, actual {actual:.0f}"
+                                      f" (ratio {ratio:.4g} {pred.op.value} {pred.value}?)")
+
+
+def _workload(pred: WorkloadPredicate, probe: Probe, window: Window) -> tuple[bool, Any, str]:
+    events = read_events(probe.business_log, start=window.start, end=window.end,
+                         service=pred.service, operation=pred.operation)
+    stats = window_stats(events)
+    value = float(getattr(stats, pred.stat))
+    return (pred.op.holds(value, pred.value), round(value, 6),
+            f"{pred.stat}={value:.4g} over {stats.requests} requests in"
+            f" {(window.end - window.start).total_seconds():.0f}s")
+
+
+def _log(pred: LogPredicate, probe: Probe, window: Window) -> tuple[bool, Any, str]:
+    regex = re.compile(pred.pattern, re.IGNORECASE)
+    count = 0
+    for record in pg_records(probe.pg_log_dir):
+        message = str(record.get("message", ""))
+        if window.start <= record_time(record) <= window.end and regex.search(message):
+            count += 1
+    return pred.op.holds(count, pred.value), count, f"{count} matching log records"
+
+
+async def check_all(preds: list[Predicate], probe: Probe) -> list[CheckResult]:
+    return list(await asyncio.gather(*(check(p, probe) for p in preds)))

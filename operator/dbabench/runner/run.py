@@ -1,0 +1,165 @@
+"""One run end to end: restore, admit, agent, evaluate, record (the path of the architecture).
+
+The run directory holds everything needed to re-read or re-score the run later:
+``scenario.yaml``, ``admission.json``, ``trace.jsonl``, ``report.json``, ``evaluation.json``,
+``business.jsonl``, ``logs/postgresql/`` and the monitoring logs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from dbabench.agents.base import Agent, AgentTask
+from dbabench.env.local import Golden, LocalEnvironment, LocalInstanceControl
+from dbabench.env.postgres import BASELINE_SETTINGS, PostgresInstance
+from dbabench.env.processes import free_port, reap_orphans
+from dbabench.env.snapshot import SnapshotStore, choose_strategy
+from dbabench.evaluate import efficiency, evaluator, predicates
+from dbabench.faults.steps import apply_steps, create_database
+from dbabench.model.admission import Admission
+from dbabench.model.evaluation import EvaluationResult
+from dbabench.model.scenario import JobStep, Scenario
+from dbabench.paths import cache_dir
+from dbabench.scenario.datasets import DATASETS
+from dbabench.scenario.loader import golden_key
+from dbabench.tools import knowledge
+from dbabench.tools.context import ToolContext
+from dbabench.tools.errors import BudgetExhausted
+from dbabench.tools.gate import TOOL_NAMES, Budget, ToolGate, TraceWriter
+from dbabench.workload.engine import WorkloadConfig
+
+Progress = Callable[[str], None]
+ADMISSION_POLL_SECONDS = 2.0
+
+
+@dataclass
+class RunResult:
+    run_dir: Path
+    evaluation: EvaluationResult
+
+
+def new_run_dir(root: Path, scenario: str, agent: str) -> Path:
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    run_dir = root / f"{scenario}-{agent.replace(':', '-')}-{stamp}-{secrets.token_hex(3)}"
+    run_dir.mkdir(parents=True)
+    return run_dir
+
+
+def build_golden(env: LocalEnvironment, scenario: Scenario) -> Golden:
+    spec = scenario.spec
+    dataset = DATASETS[spec.database.dataset](spec.database.scale)
+
+    def populate(instance: PostgresInstance) -> None:
+        create_database(instance, dataset)
+        apply_steps(instance, spec.fault.persistent)
+
+    return env.ensure_golden(golden_key(scenario, BASELINE_SETTINGS), database=spec.database.name,
+                             settings=spec.database.settings, populate=populate)
+
+
+def start_workload(env: LocalEnvironment, scenario: Scenario, jobs: list[JobStep],
+                   run_dir: Path) -> int:
+    """Start the workload process; return its metrics port."""
+    assert env.instance is not None
+    port = free_port()
+    config = WorkloadConfig(dsn=env.instance.dsn(user="app", application_name=""),
+                            spec=scenario.spec.workload, jobs=jobs,
+                            business_log=run_dir / "business.jsonl", metrics_port=port)
+    config_path = run_dir / "workload.json"
+    config_path.write_text(config.model_dump_json(indent=1))
+    config_path.chmod(0o600)  # it holds the application's password
+    env.procs.spawn("workload", [sys.executable, "-m", "dbabench.workload", str(config_path)],
+                    log=run_dir / "workload.log")
+    return port
+
+
+async def admit(scenario: Scenario, probe: predicates.Probe, progress: Progress) -> Admission:
+    """Poll the manifestation predicates until all hold at once, or the deadline passes."""
+    spec = scenario.spec.manifestation
+    started = time.monotonic()
+    progress(f"checking manifestation ({len(spec.predicates)} predicates,"
+             f" up to {spec.within_seconds:.0f}s)")
+    while True:
+        results = await predicates.check_all(spec.predicates, probe)
+        waited = time.monotonic() - started
+        if all(r.passed for r in results) or waited >= spec.within_seconds:
+            failed = [r.name for r in results if not r.passed]
+            return Admission(
+                admitted=not failed, checked_at=datetime.now(timezone.utc),
+                waited_seconds=round(waited, 1), predicates=results,
+                reason="" if not failed else f"fault did not manifest: {', '.join(failed)}")
+        await asyncio.sleep(ADMISSION_POLL_SECONDS)
+
+
+async def run_scenario(scenario: Scenario, agent: Agent, *, runs_root: Path,
+                       manifest_text: str, progress: Progress = lambda _: None) -> RunResult:
+    run_dir = new_run_dir(runs_root, scenario.name, agent.name)
+    (run_dir / "scenario.yaml").write_text(manifest_text)
+    for note in reap_orphans(runs_root):
+        progress(note)
+    cache = cache_dir()
+    store = SnapshotStore(cache, choose_strategy(cache))
+    index = asyncio.create_task(asyncio.to_thread(knowledge.ensure_index,
+                                                  knowledge.default_index_path()))
+    with LocalEnvironment(run_dir, run_dir.name, store) as env:
+        progress(f"golden snapshot ({store.strategy} store)")
+        golden = await asyncio.to_thread(build_golden, env, scenario)
+        progress(f"restoring a thin clone of {golden.key}"
+                 f" ({golden.size_bytes / 2**20:.0f} MiB, built {golden.built_at})")
+        instance = await asyncio.to_thread(env.restore, golden)
+        jobs = await asyncio.to_thread(apply_steps, instance, scenario.spec.fault.runtime)
+        metrics_port = start_workload(env, scenario, jobs, run_dir)
+        progress("starting Prometheus, postgres_exporter, node_exporter")
+        monitoring = await asyncio.to_thread(env.start_monitoring,
+                                             {"workload": f"127.0.0.1:{metrics_port}"})
+        probe = predicates.Probe(dsn=instance.dsn(application_name="dbabench-verifier"),
+                                 business_log=run_dir / "business.jsonl",
+                                 pg_log_dir=instance.log_dir)
+        admission = await admit(scenario, probe, progress)
+        (run_dir / "admission.json").write_text(admission.model_dump_json(indent=1))
+        if not admission.admitted:
+            progress(f"infra error: {admission.reason}")
+            evaluation = EvaluationResult(scenario=scenario.name, agent=agent.name,
+                                          status="infra_error", infra_reason=admission.reason)
+            (run_dir / "evaluation.json").write_text(evaluation.model_dump_json(indent=1))
+            return RunResult(run_dir, evaluation)
+        ctx = ToolContext(dsn=instance.dsn(application_name="dba-agent"),
+                          observer_dsn=instance.dsn(application_name="dbabench-harness"),
+                          pg_log_dir=instance.log_dir, business_log=run_dir / "business.jsonl",
+                          prometheus_url=monitoring.prometheus_url,
+                          instance=LocalInstanceControl(env),
+                          knowledge_index=await index)
+        budget = scenario.spec.budget
+        gate = ToolGate(ctx, TraceWriter(run_dir / "trace.jsonl"),
+                        Budget(max_steps=budget.max_steps, timeout_seconds=budget.timeout_seconds))
+        task = AgentTask(scenario=scenario.name, symptom=scenario.spec.symptom,
+                         tools=list(TOOL_NAMES), max_steps=budget.max_steps,
+                         timeout_seconds=budget.timeout_seconds)
+        progress(f"agent {agent.name} at work (budget {budget.max_steps} steps,"
+                 f" {budget.timeout_seconds:.0f}s)")
+        started = time.monotonic()
+        try:
+            await asyncio.wait_for(agent.run(task, gate), timeout=budget.timeout_seconds)
+        except (BudgetExhausted, TimeoutError) as e:
+            gate.trace.record(kind="budget", ok=False, error=str(e) or "time budget spent")
+            gate.report = None
+            gate.report_error = f"budget exhausted: {e or 'time'}"
+        finally:
+            await gate.close()
+        wall = time.monotonic() - started
+        if gate.report is not None:
+            (run_dir / "report.json").write_text(gate.report.model_dump_json(indent=1))
+        evaluation = await evaluator.evaluate_run(
+            scenario, agent.name, events=gate.trace.events, report=gate.report,
+            report_error=gate.report_error or (None if gate.report else "no report submitted"),
+            probe=probe, wall_seconds=wall, prices=efficiency.load_prices(), progress=progress)
+        (run_dir / "evaluation.json").write_text(evaluation.model_dump_json(indent=1))
+        progress("tearing down")
+    return RunResult(run_dir, evaluation)

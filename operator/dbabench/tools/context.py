@@ -1,0 +1,39 @@
+"""What the tools act on: connection details, log locations, Prometheus, instance control.
+
+The same tools serve env.local and env.kube; only the ``InstanceControl`` behind them differs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from dbabench.tools.bounds import Bounds
+
+
+class InstanceControl(Protocol):
+    """Process control of the database server, provided by the environment backend."""
+
+    def status(self) -> dict[str, object]: ...
+
+    def start(self) -> None: ...
+
+    def stop(self, mode: str) -> None: ...
+
+    def restart(self, mode: str) -> None: ...
+
+
+@dataclass
+class ToolContext:
+    dsn: str = field(repr=False)
+    """Superuser conninfo of the application database: what a DBA's psql would use."""
+    observer_dsn: str = field(repr=False)
+    """The harness's own connection, for trace bookkeeping the agent never sees."""
+    pg_log_dir: Path
+    business_log: Path
+    prometheus_url: str
+    instance: InstanceControl
+    knowledge_index: Path | None = None
+    bounds: Bounds = field(default_factory=Bounds)
+    sql_timeout_seconds: float = 30.0

@@ -1,0 +1,228 @@
+"""The one gate every tool call passes: validate, (optionally) refuse, run, bound, record.
+
+Each call becomes one ``TraceEvent`` appended to ``trace.jsonl`` before the observation is
+returned, so the trace is complete even if the run is killed a moment later. The agent sees
+only the observation; the trace also keeps what the harness learnt around the call (statement
+classes, which sessions a termination ended).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from pydantic import BaseModel, Field, ValidationError
+
+from dbabench.model.base import Model
+from dbabench.model.report import Report
+from dbabench.model.trace import SessionInfo, StatementInfo, TraceEvent, Usage
+from dbabench import policy
+from dbabench.tools import knowledge, logs, metrics
+from dbabench.tools.bounds import clip_text
+from dbabench.tools.context import ToolContext
+from dbabench.tools.errors import BudgetExhausted, ToolError
+from dbabench.tools.instance import ManageInstanceArgs, manage_instance
+from dbabench.tools.sql import ExecuteSqlArgs, SqlSession
+
+TOOL_NAMES = ("query_metrics", "execute_sql", "manage_instance", "read_log",
+              "query_knowledge_base")
+MUTATING_INSTANCE_ACTIONS = {"start", "stop", "restart", "reload", "config_set"}
+TERMINATING = {"session_termination", "query_cancel"}
+# pg_terminate_backend returns before the backend has exited.
+TERMINATION_SETTLE_SECONDS = 0.5
+
+
+class QueryKnowledgeArgs(Model):
+    query: str = Field(min_length=1, description="free text: words, setting or view names")
+    limit: int = Field(default=5, ge=1, le=20)
+
+
+@dataclass
+class Budget:
+    max_steps: int
+    timeout_seconds: float
+    started: float = field(default_factory=time.monotonic)
+    steps: int = 0
+
+    def charge(self) -> None:
+        if self.steps >= self.max_steps:
+            raise BudgetExhausted(f"step budget of {self.max_steps} tool calls is spent")
+        if time.monotonic() - self.started > self.timeout_seconds:
+            raise BudgetExhausted(f"time budget of {self.timeout_seconds:.0f}s is spent")
+        self.steps += 1
+
+
+class TraceWriter:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.seq = 0
+        self.events: list[TraceEvent] = []
+
+    def record(self, **fields: Any) -> TraceEvent:
+        self.seq += 1
+        event = TraceEvent(seq=self.seq, ts=datetime.now(timezone.utc), **fields)
+        self.events.append(event)
+        with self.path.open("a") as f:
+            f.write(event.model_dump_json(exclude_defaults=True, by_alias=False) + "\n")
+        return event
+
+
+class ToolGate:
+    def __init__(self, ctx: ToolContext, trace: TraceWriter, budget: Budget, *,
+                 block_classes: frozenset[str] = frozenset()) -> None:
+        self.ctx = ctx
+        self.trace = trace
+        self.budget = budget
+        self.block_classes = block_classes
+        self.sql = SqlSession(ctx)
+        self.report: Report | None = None
+        self.report_error: str | None = None
+
+    # -- tool calls ------------------------------------------------------------------------
+
+    async def call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+        """Run one tool call; returns the observation the agent sees.
+
+        ``{"ok": False, "error": ...}`` for anything the agent can react to; raises
+        ``BudgetExhausted`` when no more calls are allowed.
+        """
+        try:
+            self.budget.charge()
+        except BudgetExhausted as e:
+            self.trace.record(kind="budget", tool=tool, args=args, ok=False, error=str(e))
+            raise
+        started = time.perf_counter()
+        extra: dict[str, Any] = {}
+        try:
+            observation, truncated = await self._dispatch(tool, args, extra)
+            ok, error = True, None
+        except ToolError as e:
+            observation, truncated, ok, error = None, False, False, str(e)
+        event = self.trace.record(
+            kind="tool", tool=tool, args=args, ok=ok, observation=observation,
+            truncated=truncated, error=error,
+            duration_ms=round((time.perf_counter() - started) * 1000, 2), **extra)
+        if not ok:
+            return {"ok": False, "error": error, "seq": event.seq}
+        return {"ok": True, "seq": event.seq, "truncated": truncated, "observation": observation}
+
+    async def _dispatch(self, tool: str, args: dict[str, Any],
+                        extra: dict[str, Any]) -> tuple[Any, bool]:
+        handlers: dict[str, Callable[[dict[str, Any], dict[str, Any]], Awaitable[tuple[Any, bool]]]] = {
+            "execute_sql": self._execute_sql,
+            "query_metrics": self._query_metrics,
+            "manage_instance": self._manage_instance,
+            "read_log": self._read_log,
+            "query_knowledge_base": self._query_knowledge_base,
+        }
+        handler = handlers.get(tool)
+        if handler is None:
+            raise ToolError(f"unknown tool {tool!r}; the tools are: {', '.join(TOOL_NAMES)}")
+        return await handler(args, extra)
+
+    @staticmethod
+    def _parse(model: type[BaseModel], args: dict[str, Any]) -> Any:
+        try:
+            return model.model_validate(args)
+        except ValidationError as e:
+            problems = "; ".join(f"{'.'.join(map(str, err['loc'])) or 'args'}: {err['msg']}"
+                                 for err in e.errors())
+            raise ToolError(f"invalid arguments: {problems}") from e
+
+    async def _execute_sql(self, args: dict[str, Any], extra: dict[str, Any]) -> tuple[Any, bool]:
+        parsed: ExecuteSqlArgs = self._parse(ExecuteSqlArgs, args)
+        statements = policy.classify(parsed.sql)
+        extra["statements"] = statements
+        extra["mutating"] = policy.is_mutating(statements)
+        classes = {c for s in statements for c in s.classes}
+        blocked = classes & self.block_classes
+        if blocked:
+            raise ToolError(f"refused by policy: statement class {', '.join(sorted(blocked))}"
+                            " is blocked in this run")
+        before = await self._sessions() if classes & TERMINATING else None
+        result = await self.sql.run(parsed, _executable(parsed.sql, statements))
+        if before is not None:
+            await asyncio.sleep(TERMINATION_SETTLE_SECONDS)
+            after = {s.pid for s in await self._sessions()}
+            extra["sessions_ended"] = [s for s in before if s.pid not in after]
+        truncated = any(r.truncated for r in result.results)
+        return result.model_dump(mode="json", exclude_defaults=True), truncated
+
+    async def _query_metrics(self, args: dict[str, Any], extra: dict[str, Any]) -> tuple[Any, bool]:
+        result = await metrics.query_metrics(self.ctx, self._parse(metrics.QueryMetricsArgs, args))
+        return result.model_dump(mode="json", exclude_none=True), result.truncated
+
+    async def _manage_instance(self, args: dict[str, Any], extra: dict[str, Any]) -> tuple[Any, bool]:
+        parsed: ManageInstanceArgs = self._parse(ManageInstanceArgs, args)
+        extra["mutating"] = parsed.action in MUTATING_INSTANCE_ACTIONS
+        if parsed.action in ("stop", "restart"):
+            await self.sql.close()
+        return await manage_instance(self.ctx, parsed), False
+
+    async def _read_log(self, args: dict[str, Any], extra: dict[str, Any]) -> tuple[Any, bool]:
+        parsed = self._parse(logs.ReadLogArgs, args)
+        result = await asyncio.to_thread(logs.read_log, self.ctx, parsed)
+        return result.model_dump(mode="json"), result.truncated
+
+    async def _query_knowledge_base(self, args: dict[str, Any],
+                                    extra: dict[str, Any]) -> tuple[Any, bool]:
+        parsed: QueryKnowledgeArgs = self._parse(QueryKnowledgeArgs, args)
+        if self.ctx.knowledge_index is None:
+            raise ToolError("the knowledge base is not available in this run")
+        try:
+            result = await asyncio.to_thread(knowledge.search, self.ctx.knowledge_index,
+                                             parsed.query, parsed.limit)
+        except ValueError as e:
+            raise ToolError(str(e)) from e
+        return result.model_dump(mode="json"), result.truncated
+
+    async def _sessions(self) -> list[SessionInfo]:
+        """Client sessions other than the agent's and ours, seen from the harness's side."""
+        async with await psycopg.AsyncConnection.connect(
+                self.ctx.observer_dsn, autocommit=True) as conn:
+            cur = await conn.execute(
+                "SELECT pid, application_name, usename, state, left(query, 200)"
+                " FROM pg_stat_activity WHERE backend_type = 'client backend'"
+                " AND pid <> pg_backend_pid() AND application_name <> 'dba-agent'")
+            return [SessionInfo(pid=r[0], application_name=r[1] or "", usename=r[2], state=r[3],
+                                query=r[4] or "") for r in await cur.fetchall()]
+
+    # -- agent-side records ----------------------------------------------------------------
+
+    def think(self, text: str) -> None:
+        self.trace.record(kind="thought", text=clip_text(text, 10_000)[0])
+
+    def model_call(self, model: str, usage: Usage, text: str | None = None) -> None:
+        self.trace.record(kind="model", model=model, usage=usage, text=text)
+
+    def submit_report(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """Validate and keep the report; an invalid one is recorded with its error."""
+        try:
+            self.report = Report.model_validate(payload)
+            self.report_error = None
+            self.trace.record(kind="report", observation=self.report.model_dump(mode="json"))
+            return {"ok": True}
+        except ValidationError as e:
+            self.report = None
+            self.report_error = "; ".join(f"{'.'.join(map(str, err['loc']))}: {err['msg']}"
+                                          for err in e.errors())
+            self.trace.record(kind="report", ok=False, observation=payload,
+                              error=self.report_error)
+            return {"ok": False, "error": f"invalid report: {self.report_error}"}
+
+    async def close(self) -> None:
+        await self.sql.close()
+
+
+def _executable(sql: str, statements: list[StatementInfo]) -> list[StatementInfo]:
+    """What to send: each parsed statement alone, or the raw text when it did not parse
+    (so the server, not us, reports the syntax error with its SQLSTATE)."""
+    if any("unparseable" in s.classes for s in statements):
+        return [StatementInfo(text=sql)]
+    return statements

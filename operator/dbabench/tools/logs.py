@@ -1,0 +1,124 @@
+"""read_log: the PostgreSQL server log (jsonlog) and the application's business log."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import deque
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+
+from dbabench.model.base import Model
+from dbabench.tools.bounds import clip_text
+from dbabench.tools.context import ToolContext
+from dbabench.tools.errors import ToolError
+
+SEVERITIES = ["DEBUG5", "DEBUG4", "DEBUG3", "DEBUG2", "DEBUG1", "LOG", "INFO", "NOTICE",
+              "WARNING", "ERROR", "FATAL", "PANIC"]
+
+
+class ReadLogArgs(Model):
+    source: Literal["postgresql", "business"]
+    tail: int = Field(default=50, ge=1, le=500, description="return the last N matching lines")
+    since_seconds: float | None = Field(default=None, gt=0,
+                                        description="only records of the last N seconds")
+    min_level: str | None = Field(default=None, description="postgresql: e.g. WARNING")
+    pattern: str | None = Field(default=None,
+                                description="case-insensitive regular expression on the line")
+
+
+class ReadLogResult(Model):
+    source: str
+    lines: list[str]
+    matched: int
+    truncated: bool
+
+
+def record_time(record: dict[str, object]) -> datetime:
+    return datetime.strptime(str(record["timestamp"]), "%Y-%m-%d %H:%M:%S.%f %Z").replace(
+        tzinfo=timezone.utc)
+
+
+def _pg_line(record: dict[str, object]) -> str:
+    parts = [f"{record.get('timestamp')} [{record.get('pid')}]"]
+    if record.get("application_name"):
+        parts.append(f"app={record['application_name']}")
+    parts.append(f"{record.get('error_severity')}:")
+    if record.get("state_code") and record.get("state_code") != "00000":
+        parts.append(f"{record['state_code']}")
+    parts.append(str(record.get("message", "")))
+    for key in ("detail", "hint", "context"):
+        if record.get(key):
+            parts.append(f"{key.upper()}: {record[key]}")
+    if record.get("statement"):
+        parts.append(f"STATEMENT: {record['statement']}")
+    return " ".join(parts)
+
+
+def pg_records(log_dir: Path) -> list[dict[str, object]]:
+    """All records of the server's jsonlog files, oldest first."""
+    records: list[dict[str, object]] = []
+    for path in sorted(log_dir.glob("*.json")):
+        with path.open(errors="replace") as f:
+            for line in f:
+                if line.endswith("\n"):
+                    records.append(json.loads(line))
+    return records
+
+
+def read_log(ctx: ToolContext, args: ReadLogArgs) -> ReadLogResult:
+    try:
+        regex = re.compile(args.pattern, re.IGNORECASE) if args.pattern else None
+    except re.error as e:
+        raise ToolError(f"pattern is not a valid regular expression: {e}") from e
+    since = (datetime.now(timezone.utc) - timedelta(seconds=args.since_seconds)
+             if args.since_seconds else None)
+    if args.source == "postgresql":
+        lines = _postgresql_lines(ctx.pg_log_dir, since, args.min_level)
+    else:
+        lines = _business_lines(ctx.business_log, since)
+    matched: deque[str] = deque(maxlen=args.tail)
+    count = 0
+    for line in lines:
+        if regex is None or regex.search(line):
+            count += 1
+            matched.append(line)
+    out, truncated = [], count > len(matched)
+    for line in matched:
+        clipped, cut = clip_text(line, ctx.bounds.max_cell_chars * 4)
+        truncated |= cut
+        out.append(clipped)
+    return ReadLogResult(source=args.source, lines=out, matched=count, truncated=truncated)
+
+
+def _postgresql_lines(log_dir: Path, since: datetime | None, min_level: str | None) -> list[str]:
+    if min_level is not None and min_level.upper() not in SEVERITIES:
+        raise ToolError(f"min_level {min_level!r} is not a PostgreSQL severity: "
+                        f"{', '.join(SEVERITIES)}")
+    floor = SEVERITIES.index(min_level.upper()) if min_level else 0
+    lines = []
+    for record in pg_records(log_dir):
+        severity = str(record.get("error_severity", "LOG"))
+        if severity in SEVERITIES and SEVERITIES.index(severity) < floor:
+            continue
+        if since and record_time(record) < since:
+            continue
+        lines.append(_pg_line(record))
+    return lines
+
+
+def _business_lines(path: Path, since: datetime | None) -> list[str]:
+    if not path.exists():
+        return []
+    lines = []
+    with path.open() as f:
+        for line in f:
+            if not line.endswith("\n"):
+                break
+            if since and datetime.fromisoformat(json.loads(line)["ts"]) < since:
+                continue
+            lines.append(line.rstrip("\n"))
+    return lines

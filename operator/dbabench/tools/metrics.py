@@ -1,0 +1,70 @@
+"""query_metrics: PromQL against the run's Prometheus, instant or over a range."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import httpx
+from pydantic import Field
+
+from dbabench.model.base import Model
+from dbabench.tools.bounds import clip_list, thin_points
+from dbabench.tools.context import ToolContext
+from dbabench.tools.errors import ToolError
+
+
+class QueryMetricsArgs(Model):
+    query: str = Field(min_length=1, description="PromQL expression")
+    range_seconds: float | None = Field(
+        default=None, gt=0, le=86_400,
+        description="if set, a range query over the last N seconds; else an instant query")
+    step_seconds: float = Field(default=5.0, gt=0, le=3600)
+
+
+class Series(Model):
+    labels: dict[str, str]
+    value: list[Any] | None = Field(default=None, description="[unix_ts, value] (instant)")
+    values: list[list[Any]] | None = Field(default=None, description="[[unix_ts, value], ...]")
+
+
+class QueryMetricsResult(Model):
+    result_type: str
+    series: list[Series]
+    total_series: int
+    truncated: bool = False
+
+
+async def query_metrics(ctx: ToolContext, args: QueryMetricsArgs) -> QueryMetricsResult:
+    if args.range_seconds is None:
+        path, params = "/api/v1/query", {"query": args.query}
+    else:
+        now = time.time()
+        path = "/api/v1/query_range"
+        params = {"query": args.query, "start": f"{now - args.range_seconds:.3f}",
+                  "end": f"{now:.3f}", "step": f"{args.step_seconds}s"}
+    try:
+        async with httpx.AsyncClient(base_url=ctx.prometheus_url, timeout=15.0) as client:
+            response = await client.get(path, params=params)
+    except httpx.HTTPError as e:
+        raise ToolError(f"Prometheus is unreachable: {e}") from e
+    body = response.json() if response.headers.get("content-type", "").startswith(
+        "application/json") else {}
+    if response.status_code != 200 or body.get("status") != "success":
+        raise ToolError(f"PromQL error ({response.status_code}): "
+                        f"{body.get('errorType', '')} {body.get('error', response.text[:300])}")
+    data = body["data"]
+    raw = data["result"] if isinstance(data["result"], list) else [{"metric": {},
+                                                                   "value": data["result"]}]
+    bounds = ctx.bounds
+    kept, truncated = clip_list(raw, bounds.max_series)
+    series = []
+    for item in kept:
+        values = item.get("values")
+        if values is not None:
+            values, cut = thin_points(values, bounds.max_points)
+            truncated |= cut
+        series.append(Series(labels=item.get("metric", {}), value=item.get("value"),
+                             values=values))
+    return QueryMetricsResult(result_type=data["resultType"], series=series,
+                              total_series=len(raw), truncated=truncated)

@@ -1,0 +1,141 @@
+"""execute_sql: run SQL as a DBA's psql session would, one statement at a time.
+
+The session persists across calls (a ``SET`` stays set) and reconnects if it was lost. Each
+statement is bounded by a timeout the agent cannot lift: the server cancels at the session's
+``statement_timeout``; if the agent raised that, the tool cancels the query itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import decimal
+from typing import Any
+
+import psycopg
+from pydantic import Field
+
+from dbabench.model.base import Model
+from dbabench.model.trace import StatementInfo
+from dbabench.tools.bounds import Bounds, clip_cell
+from dbabench.tools.context import ToolContext
+from dbabench.tools.errors import ToolError
+
+
+class ExecuteSqlArgs(Model):
+    sql: str = Field(min_length=1, description="one or more SQL statements, run in order")
+    max_rows: int | None = Field(default=None, ge=1, description="rows to return per statement")
+
+
+class SqlError(Model):
+    sqlstate: str | None
+    message: str
+    detail: str | None = None
+    hint: str | None = None
+
+
+class StatementResult(Model):
+    statement: str
+    columns: list[str] = Field(default_factory=list)
+    rows: list[list[Any]] = Field(default_factory=list)
+    rowcount: int = -1
+    status: str | None = None
+    truncated: bool = False
+    error: SqlError | None = None
+
+
+class ExecuteSqlResult(Model):
+    results: list[StatementResult]
+    notices: list[str] = Field(default_factory=list)
+
+
+def _jsonable(value: Any) -> Any:
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, decimal.Decimal):
+        return float(value)
+    if isinstance(value, (dt.datetime, dt.date, dt.time)):
+        return value.isoformat()
+    if isinstance(value, dt.timedelta):
+        return str(value)
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (bytes, memoryview)):
+        return "\\x" + bytes(value).hex()
+    return str(value)
+
+
+def _sql_error(e: psycopg.Error) -> SqlError:
+    diag = e.diag
+    return SqlError(sqlstate=e.sqlstate, message=diag.message_primary or str(e).strip(),
+                    detail=diag.message_detail, hint=diag.message_hint)
+
+
+class SqlSession:
+    """The agent's database session."""
+
+    def __init__(self, ctx: ToolContext) -> None:
+        self.ctx = ctx
+        self.conn: psycopg.AsyncConnection | None = None
+        self.notices: list[str] = []
+
+    async def _connection(self) -> psycopg.AsyncConnection:
+        if self.conn is None or self.conn.closed or self.conn.broken:
+            timeout_ms = int(self.ctx.sql_timeout_seconds * 1000)
+            try:
+                self.conn = await psycopg.AsyncConnection.connect(
+                    self.ctx.dsn, autocommit=True, application_name="dba-agent",
+                    options=f"-c statement_timeout={timeout_ms}")
+            except psycopg.OperationalError as e:
+                raise ToolError(f"cannot connect to the database: {str(e).strip()}") from e
+            self.conn.add_notice_handler(
+                lambda d: self.notices.append(f"{d.severity}: {d.message_primary}"))
+        return self.conn
+
+    async def run(self, args: ExecuteSqlArgs, statements: list[StatementInfo]) -> ExecuteSqlResult:
+        bounds = self.ctx.bounds
+        max_rows = min(args.max_rows or bounds.max_rows, bounds.max_rows)
+        conn = await self._connection()
+        self.notices = []
+        results: list[StatementResult] = []
+        for info in statements:
+            result = await self._one(conn, info.text, max_rows, bounds)
+            results.append(result)
+            if result.error is not None:
+                break  # like psql ON_ERROR_STOP: later statements may depend on this one
+        return ExecuteSqlResult(results=results, notices=self.notices[:50])
+
+    async def _one(self, conn: psycopg.AsyncConnection, text: str, max_rows: int,
+                   bounds: Bounds) -> StatementResult:
+        result = StatementResult(statement=text)
+        try:
+            async with conn.cursor() as cur:
+                task = asyncio.ensure_future(cur.execute(text.encode()))
+                try:
+                    await asyncio.wait_for(asyncio.shield(task), self.ctx.sql_timeout_seconds + 2)
+                except TimeoutError:
+                    await conn.cancel_safe()
+                    await task
+                result.rowcount = cur.rowcount
+                result.status = cur.statusmessage
+                if cur.description is not None:
+                    result.columns = [c.name for c in cur.description]
+                    fetched = await cur.fetchmany(max_rows + 1)
+                    result.truncated = len(fetched) > max_rows
+                    for row in fetched[:max_rows]:
+                        cells = []
+                        for value in row:
+                            cell, cut = clip_cell(_jsonable(value), bounds.max_cell_chars)
+                            result.truncated |= cut
+                            cells.append(cell)
+                        result.rows.append(cells)
+        except psycopg.Error as e:
+            result.error = _sql_error(e)
+        return result
+
+    async def close(self) -> None:
+        if self.conn is not None:
+            await self.conn.close()
+            self.conn = None
