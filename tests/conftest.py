@@ -1,0 +1,76 @@
+"""Shared fixtures: real servers the tests start on loopback and stop by pid.
+
+The session ends by checking that nothing the tests started is still running and that no
+snapshot store is still mounted: a leak fails the run, not the next one.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from dbabench.env.postgres import PG_BIN, Credentials, PostgresInstance
+from dbabench.env.processes import ProcessTable
+
+SERVER_BINARIES = (str(PG_BIN / "postgres"), "/usr/bin/prometheus",
+                   "/usr/bin/prometheus-postgres-exporter", "/usr/bin/prometheus-node-exporter")
+
+
+def _our_servers() -> list[str]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        argv0 = argv[0].decode(errors="replace")
+        if argv0 in SERVER_BINARIES or b"dbabench.workload" in argv:
+            found.append(f"{entry.name}: {' '.join(a.decode(errors='replace') for a in argv[:4])}")
+    return found
+
+
+@pytest.fixture(scope="session", autouse=True)
+def nothing_left_running() -> Iterator[None]:
+    before = set(_our_servers())
+    yield
+    leaked = [p for p in _our_servers() if p not in before]
+    mounts = [ln for ln in Path("/proc/self/mounts").read_text().splitlines() if "store-xfs" in ln]
+    assert not leaked, f"tests left servers running: {leaked}"
+    assert not mounts, f"tests left the snapshot store mounted: {mounts}"
+
+
+@pytest.fixture(scope="session")
+def scratch_root() -> Iterator[Path]:
+    """A directory the ``postgres`` OS user can traverse (pytest's tmp_path is 0700 root)."""
+    root = Path(tempfile.mkdtemp(prefix="dbabench-test-"))
+    root.chmod(0o755)
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def postgres(scratch_root: Path) -> Iterator[PostgresInstance]:
+    """A running PostgreSQL 15 with the baseline configuration and an empty ``app`` database."""
+    procs = ProcessTable(scratch_root)
+    instance = PostgresInstance(scratch_root / "pg", Credentials.generate())
+    instance.initdb({})
+    instance.start(procs)
+    with psycopg.connect(instance.dsn(database="postgres"), autocommit=True) as conn:
+        conn.execute("CREATE DATABASE app")
+    try:
+        yield instance
+    finally:
+        procs.stop_all()
+
+
+@pytest.fixture(scope="session")
+def as_root() -> bool:
+    return os.geteuid() == 0
