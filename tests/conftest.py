@@ -22,7 +22,16 @@ SERVER_BINARIES = (str(PG_BIN / "postgres"), "/usr/bin/prometheus",
                    "/usr/bin/prometheus-postgres-exporter", "/usr/bin/prometheus-node-exporter")
 
 
+def _ppid(pid: str) -> int:
+    try:
+        return int((Path("/proc") / pid / "stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return -1
+
+
 def _our_servers() -> list[str]:
+    """Servers that are ours: children of this process, or orphans (a child that exited
+    without stopping what it started). Other sessions' servers on the machine are not."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -32,6 +41,8 @@ def _our_servers() -> list[str]:
         except OSError:
             continue
         argv0 = argv[0].decode(errors="replace")
+        if _ppid(entry.name) not in (os.getpid(), 1):
+            continue
         if argv0 in SERVER_BINARIES or b"dbabench.workload" in argv:
             found.append(f"{entry.name}: {' '.join(a.decode(errors='replace') for a in argv[:4])}")
     return found

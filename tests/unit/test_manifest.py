@@ -1,0 +1,112 @@
+"""Scenario manifests: the shipped ones validate; bad ones name every offending field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from dbabench.cli.main import main
+from dbabench.scenario.loader import ScenarioError, discover, golden_key, parse, scenarios_root
+
+SHIPPED = sorted(scenarios_root().rglob("*.yaml"))
+
+
+def base_doc() -> dict:
+    return yaml.safe_load(SHIPPED[0].read_text())
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
+def test_shipped_scenarios_validate(path: Path) -> None:
+    scenario = parse(path.read_text(), str(path))
+    assert scenario.kind == "Scenario"
+    # the reference report the scripted agent derives must be able to pass diagnosis
+    assert any(c.field == "rootCauseType" for c in scenario.spec.diagnosis.conditions)
+
+
+def test_names_are_unique_and_discoverable() -> None:
+    assert "stale-stats-lock-chain" in discover()
+
+
+def errors_of(doc: dict) -> str:
+    with pytest.raises(ScenarioError) as info:
+        parse(yaml.safe_dump(doc), "bad.yaml")
+    return str(info.value)
+
+
+def test_missing_field_is_named_with_its_path() -> None:
+    doc = base_doc()
+    del doc["spec"]["symptom"]
+    assert "spec.symptom: Field required" in errors_of(doc)
+
+
+def test_unknown_field_is_rejected() -> None:
+    doc = base_doc()
+    doc["spec"]["manifestations"] = doc["spec"]["manifestation"]
+    assert "spec.manifestations: Extra inputs are not permitted" in errors_of(doc)
+
+
+def test_wrong_enum_inside_a_list_names_the_index() -> None:
+    doc = base_doc()
+    doc["spec"]["outcome"]["checks"][1]["predicate"]["op"] = "~"
+    message = errors_of(doc)
+    assert "spec.outcome.checks[1].predicate.estimate.op" in message
+
+
+def test_unknown_predicate_kind() -> None:
+    doc = base_doc()
+    doc["spec"]["manifestation"]["predicates"][0]["check"] = "vibes"
+    assert "spec.manifestation.predicates[0]" in errors_of(doc)
+
+
+def test_job_cannot_be_persistent() -> None:
+    doc = base_doc()
+    doc["spec"]["fault"]["persistent"].append(doc["spec"]["fault"]["runtime"][0])
+    assert "a job cannot be persistent" in errors_of(doc)
+
+
+def test_bad_name_and_duplicate_condition_ids() -> None:
+    doc = base_doc()
+    doc["metadata"]["name"] = "Not_A_DNS_Label"
+    conditions = doc["spec"]["diagnosis"]["conditions"]
+    conditions.append(dict(conditions[0]))
+    message = errors_of(doc)
+    assert "metadata.name" in message
+    assert "condition ids must be unique" in message
+
+
+def test_not_yaml_and_not_a_mapping() -> None:
+    with pytest.raises(ScenarioError, match="not valid YAML"):
+        parse("a: [", "x.yaml")
+    with pytest.raises(ScenarioError, match="expected a mapping"):
+        parse("- 1\n- 2\n", "x.yaml")
+
+
+def test_golden_key_tracks_what_the_snapshot_holds() -> None:
+    doc = base_doc()
+    key = golden_key(parse(yaml.safe_dump(doc)), {})
+    doc["spec"]["symptom"] = "a different alert text"
+    assert golden_key(parse(yaml.safe_dump(doc)), {}) == key  # not baked into the snapshot
+    doc["spec"]["fault"]["persistent"][0]["sql"] += " "
+    assert golden_key(parse(yaml.safe_dump(doc)), {}) != key
+
+
+def test_cli_validate_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["scenarios", "validate"]) == 0
+    bad = tmp_path / "bad.yaml"
+    doc = base_doc()
+    doc["spec"]["budget"] = {"maxSteps": 0}
+    bad.write_text(yaml.safe_dump(doc))
+    assert main(["scenarios", "validate", str(bad)]) == 2
+    assert "spec.budget.maxSteps" in capsys.readouterr().err
+
+
+def test_cli_unknown_scenario_is_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "no-such-scenario", "--agent", "null"]) == 2
+    assert "no scenario named 'no-such-scenario'" in capsys.readouterr().err
+
+
+def test_cli_unknown_agent_is_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "stale-stats-lock-chain", "--agent", "gpt"]) == 2
+    assert "unknown agent 'gpt'" in capsys.readouterr().err
