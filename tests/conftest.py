@@ -48,12 +48,17 @@ def _our_servers() -> list[str]:
     return found
 
 
+def _store_mounts() -> list[str]:
+    return [ln.split()[1] for ln in Path("/proc/self/mounts").read_text().splitlines()
+            if "store-xfs" in ln]
+
+
 @pytest.fixture(scope="session", autouse=True)
 def nothing_left_running() -> Iterator[None]:
-    before = set(_our_servers())
+    before, mounted_before = set(_our_servers()), set(_store_mounts())
     yield
     leaked = [p for p in _our_servers() if p not in before]
-    mounts = [ln for ln in Path("/proc/self/mounts").read_text().splitlines() if "store-xfs" in ln]
+    mounts = [m for m in _store_mounts() if m not in mounted_before]
     assert not leaked, f"tests left servers running: {leaked}"
     assert not mounts, f"tests left the snapshot store mounted: {mounts}"
 

@@ -107,17 +107,18 @@ class SnapshotStore:
                 if not self.image.exists():
                     self._make_image()
                 _run(["mount", "-o", "loop,noatime", str(self.image), str(self.root)])
-            holders.add(os.getpid())
+            holders.append(os.getpid())
             self._write_holders(holders)
         self._dirs()
 
     def release(self) -> None:
-        """Forget this process; the last one out unmounts."""
+        """Drop one hold of this process; the last one out unmounts."""
         if self.strategy != "xfs-loop":
             return
         with _locked(self.cache / "store-xfs.lock"):
             holders = self._holders()
-            holders.discard(os.getpid())
+            if os.getpid() in holders:
+                holders.remove(os.getpid())
             self._write_holders(holders)
             if not holders and _mounted(self.root):
                 _run(["umount", str(self.root)])
@@ -152,14 +153,15 @@ class SnapshotStore:
         _run(["truncate", "-s", IMAGE_SIZE, str(self.image)])
         _run(["mkfs.xfs", "-q", "-m", "reflink=1", str(self.image)])
 
-    def _holders(self) -> set[int]:
+    def _holders(self) -> list[int]:
+        """One entry per hold (a process may hold the store for several runs at once);
+        holds of processes that died without releasing are dropped."""
         path = self.cache / "store-xfs.holders"
         if not path.exists():
-            return set()
-        pids = {int(p) for p in path.read_text().split() if p.isdigit()}
-        return {p for p in pids if alive(p)}
+            return []
+        return [int(p) for p in path.read_text().split() if p.isdigit() and alive(int(p))]
 
-    def _write_holders(self, holders: set[int]) -> None:
+    def _write_holders(self, holders: list[int]) -> None:
         (self.cache / "store-xfs.holders").write_text("\n".join(map(str, sorted(holders))))
 
 

@@ -1,0 +1,154 @@
+"""Golden snapshots and thin clones: what survives a restore, and that nothing outlives a run.
+
+Shutdown mode matters: a golden stopped *fast* keeps the cumulative statistics a fault can rest
+on (dead tuples, n_mod_since_analyze); one stopped *immediate* comes back through crash
+recovery with every counter at zero.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from dbabench.env.local import LocalEnvironment
+from dbabench.env.postgres import PostgresInstance
+from dbabench.env.processes import ProcessTable, alive, reap_orphans
+from dbabench.env.snapshot import SnapshotStore, can_mount_xfs, choose_strategy
+
+pytestmark = pytest.mark.integration
+
+STATS = ("SELECT n_live_tup, n_dead_tup, n_mod_since_analyze FROM pg_stat_user_tables"
+         " WHERE relname = 't'")
+
+
+def populate(instance: PostgresInstance) -> None:
+    with psycopg.connect(instance.dsn(database="postgres"), autocommit=True) as conn:
+        conn.execute("CREATE DATABASE app")
+    with psycopg.connect(instance.dsn(), autocommit=True) as conn:
+        conn.execute("CREATE TABLE t(id int) WITH (autovacuum_enabled = false)")
+        conn.execute("INSERT INTO t SELECT generate_series(1, 10000)")
+        conn.execute("DELETE FROM t WHERE id <= 4000")
+        time.sleep(1)  # let the backend flush its pending statistics to shared memory
+
+
+def stats_after_restore(env: LocalEnvironment, key: str) -> tuple[int, int, int]:
+    golden = env.ensure_golden(key, database="app", settings={}, populate=populate)
+    instance = env.restore(golden)
+    with psycopg.connect(instance.dsn()) as conn:
+        row = conn.execute(STATS).fetchone()
+    assert row is not None
+    return row
+
+
+@pytest.fixture
+def store(scratch_root: Path) -> SnapshotStore:
+    cache = scratch_root / "cache"
+    cache.mkdir(exist_ok=True)
+    return SnapshotStore(cache, choose_strategy(cache))
+
+
+def test_fast_stopped_golden_keeps_cumulative_statistics(store: SnapshotStore,
+                                                         scratch_root: Path) -> None:
+    run_dir = scratch_root / "run-stats"
+    run_dir.mkdir()
+    with LocalEnvironment(run_dir, "stats", store) as env:
+        assert stats_after_restore(env, "stats-fast") == (6000, 4000, 14000)
+
+
+def test_crash_recovery_zeroes_statistics(scratch_root: Path, postgres: PostgresInstance) -> None:
+    """Why goldens are stopped fast: the same data after an immediate stop has no counters."""
+    procs = ProcessTable(scratch_root)
+    instance = PostgresInstance(scratch_root / "crash", postgres.credentials)
+    instance.initdb({})
+    instance.start(procs)
+    try:
+        populate(instance)
+        instance.stop(procs, "immediate")
+        instance.start(procs)
+        with psycopg.connect(instance.dsn()) as conn:
+            row = conn.execute(STATS).fetchone()
+        assert row == (0, 0, 0)
+    finally:
+        procs.stop_all()
+
+
+@pytest.mark.skipif(not can_mount_xfs(), reason="needs root and xfsprogs")
+def test_xfs_store_is_mounted_only_while_used(scratch_root: Path) -> None:
+    cache = scratch_root / "xfs-cache"
+    cache.mkdir()
+    a = SnapshotStore(cache, "xfs-loop")
+    a.acquire()
+    try:
+        golden = a.golden("g")
+        golden.mkdir()
+        (golden / "data").write_bytes(os.urandom(1 << 20))
+        clone = a.clone(golden, "c1")
+        assert (clone / "data").read_bytes() == (golden / "data").read_bytes()
+        # a second user in this process: the mount stays until the last release
+        a.acquire()
+        a.release()
+        assert a.root.is_mount()
+    finally:
+        a.release()
+    assert not a.root.is_mount()
+
+
+def test_copy_strategy_clones_and_discards(scratch_root: Path) -> None:
+    cache = scratch_root / "copy-cache"
+    cache.mkdir()
+    store = SnapshotStore(cache, "copy")
+    store.acquire()
+    golden = store.golden("g")
+    golden.mkdir()
+    (golden / "f").write_text("x")
+    clone = store.clone(golden, "c")
+    assert (clone / "f").read_text() == "x"
+    store.discard(clone)
+    assert not clone.exists()
+    store.release()
+
+
+def test_reap_orphans_stops_leftovers_of_a_dead_run(scratch_root: Path) -> None:
+    runs = scratch_root / "runs"
+    run_dir = runs / "dead-run"
+    run_dir.mkdir(parents=True)
+    procs = ProcessTable(run_dir)
+    child = procs.spawn("sleeper", ["/bin/sleep", "300"], log=run_dir / "sleep.log")
+    pids = (run_dir / "pids.json").read_text()
+    # pretend the owner died: rewrite the record with a pid that no longer exists
+    dead_owner = subprocess.run(["/bin/true"]).returncode or 999_999
+    (run_dir / "pids.json").write_text(pids.replace(f'"owner": {os.getpid()}',
+                                                    f'"owner": {dead_owner}'))
+    notes = reap_orphans(runs)
+    child.wait(timeout=10)
+    assert not alive(child.pid)
+    assert notes and "sleeper" in notes[0]
+    assert not (run_dir / "pids.json").exists()
+
+
+def test_interrupted_run_leaves_nothing_behind(tmp_path: Path) -> None:
+    """Ctrl+C in the middle of a run stops every process it started and releases the store."""
+    with subprocess.Popen(
+            [sys.executable, "-m", "dbabench.cli.main", "run", "stale-stats-lock-chain",
+             "--agent", "null", "--runs-dir", str(tmp_path)],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if "checking manifestation" in line:
+                break
+        else:
+            pytest.fail("the run ended before admission")
+        proc.send_signal(signal.SIGINT)
+        rest = proc.stdout.read()
+        assert proc.wait(timeout=60) == 130, rest
+    assert "interrupted" in rest
+    run_dir = next(tmp_path.iterdir())
+    assert not (run_dir / "pids.json").exists()
+    assert (run_dir / "logs" / "postgresql").exists()
