@@ -11,6 +11,7 @@ demo: deps
 	$(BIN)/dbabench run $(SCENARIO) --agent reference
 
 test: deps
+	$(BIN)/lint-imports
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 deps: system-deps venv
