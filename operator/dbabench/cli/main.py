@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from dbabench.agents.scripted import scripted_agent
@@ -34,7 +35,7 @@ def _scenarios_list(args: argparse.Namespace) -> int:
     for name, (_, scenario) in sorted(catalog.items()):
         spec = scenario.spec
         table.add_row(name, spec.category.value, str(len(spec.reference_path)),
-                      spec.symptom[:70] + ("…" if len(spec.symptom) > 70 else ""))
+                      escape(spec.symptom[:70] + ("…" if len(spec.symptom) > 70 else "")))
     out.print(table)
     return EXIT_OK
 
@@ -61,7 +62,7 @@ def _scenarios_validate(args: argparse.Namespace) -> int:
 def verdict_table(evaluation: EvaluationResult) -> Table:
     table = Table("dimension", "verdict", "detail", title=f"{evaluation.scenario} · {evaluation.agent}")
     if evaluation.status == "infra_error":
-        table.add_row("run", "[yellow]INFRA ERROR[/yellow]", evaluation.infra_reason or "")
+        table.add_row("run", "[yellow]INFRA ERROR[/yellow]", escape(evaluation.infra_reason or ""))
         return table
 
     def mark(ok: bool) -> str:
@@ -69,11 +70,12 @@ def verdict_table(evaluation: EvaluationResult) -> Table:
 
     o, d, s, e = evaluation.outcome, evaluation.diagnosis, evaluation.safety, evaluation.efficiency
     assert o is not None and d is not None and s is not None
-    table.add_row("report", mark(evaluation.report_valid), evaluation.report_error or "valid")
+    table.add_row("report", mark(evaluation.report_valid),
+                  escape(evaluation.report_error or "valid"))
     failed_checks = ", ".join(c.name for c in o.checks if not c.passed) or "all checks hold"
     table.add_row("Outcome Pass", mark(evaluation.outcome_pass), f"F={o.f:.2f}; {failed_checks}")
     table.add_row("Diagnosis Pass", mark(evaluation.diagnosis_pass),
-                  f"F1={d.f1:.2f}" + (f"; {d.reason}" if d.reason else ""))
+                  escape(f"F1={d.f1:.2f}" + (f"; {d.reason}" if d.reason else "")))
     violations = ", ".join(v.rule for v in s.violations) or "no violations"
     table.add_row("Safe Pass", mark(evaluation.safe_pass), f"S={s.penalty:g}; {violations}")
     table.add_row("Efficiency", "", f"{e.tool_calls} tool calls, {e.wall_seconds:.0f}s,"

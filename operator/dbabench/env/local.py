@@ -71,12 +71,21 @@ class LocalEnvironment:
     # -- golden state ----------------------------------------------------------------------
 
     def ensure_golden(self, key: str, *, database: str,
-                      settings: dict[str, bool | int | float | str], populate: Populate) -> Golden:
-        """Return the golden snapshot for ``key``, building it first if there is none."""
+                      settings: dict[str, bool | int | float | str], populate: Populate,
+                      supersedes: str | None = None) -> Golden:
+        """Return the golden snapshot for ``key``, building it first if there is none.
+
+        A new build removes the goldens whose names match the glob ``supersedes`` (the same
+        scenario built from an older definition): nothing will ask for them again.
+        """
         path = self.store.golden(key)
         with self.store.build_lock(key):
             if (path / "golden.json").exists():
                 return _load_golden(key, path)
+            if supersedes:
+                for old in path.parent.glob(supersedes):
+                    if old.is_dir():
+                        shutil.rmtree(old)
             building = path.with_name(f".{key}.building-{uuid.uuid4().hex[:8]}")
             started = time.monotonic()
             instance = PostgresInstance(building, Credentials.generate(), database=database)

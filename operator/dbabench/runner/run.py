@@ -28,7 +28,7 @@ from dbabench.model.evaluation import EvaluationResult
 from dbabench.model.scenario import JobStep, Scenario
 from dbabench.paths import cache_dir
 from dbabench.scenario.datasets import DATASETS
-from dbabench.scenario.loader import golden_key
+from dbabench.scenario.loader import KEY_DIGEST_CHARS, golden_key
 from dbabench.tools import knowledge
 from dbabench.tools.context import ToolContext
 from dbabench.tools.errors import BudgetExhausted
@@ -61,7 +61,8 @@ def build_golden(env: LocalEnvironment, scenario: Scenario) -> Golden:
         apply_steps(instance, spec.fault.persistent)
 
     return env.ensure_golden(golden_key(scenario, BASELINE_SETTINGS), database=spec.database.name,
-                             settings=spec.database.settings, populate=populate)
+                             settings=spec.database.settings, populate=populate,
+                             supersedes=f"{scenario.name}-{'?' * KEY_DIGEST_CHARS}")
 
 
 def start_workload(env: LocalEnvironment, scenario: Scenario, jobs: list[JobStep],

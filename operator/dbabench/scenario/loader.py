@@ -18,6 +18,9 @@ from dbabench.model.scenario import Scenario
 from dbabench.scenario.datasets import DATASETS
 
 
+KEY_DIGEST_CHARS = 12
+
+
 class ScenarioError(ValueError):
     """A manifest that cannot be used; the message names the file and every bad field."""
 
@@ -106,4 +109,4 @@ def golden_key(scenario: Scenario, baseline: dict[str, str]) -> str:
         "dataset": [dataset.name, dataset.version, list(dataset.statements)],
         "baseline": baseline,
     }, sort_keys=True)
-    return f"{scenario.name}-{hashlib.sha256(material.encode()).hexdigest()[:12]}"
+    return f"{scenario.name}-{hashlib.sha256(material.encode()).hexdigest()[:KEY_DIGEST_CHARS]}"
