@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from dbabench.jsonl import complete_records
 from dbabench.model.base import Model
 from dbabench.tools.bounds import clip_text
 from dbabench.tools.context import ToolContext
@@ -60,13 +61,7 @@ def _pg_line(record: dict[str, object]) -> str:
 
 def pg_records(log_dir: Path) -> list[dict[str, object]]:
     """All records of the server's jsonlog files, oldest first."""
-    records: list[dict[str, object]] = []
-    for path in sorted(log_dir.glob("*.json")):
-        with path.open(errors="replace") as f:
-            for line in f:
-                if line.endswith("\n"):
-                    records.append(json.loads(line))
-    return records
+    return [r for path in sorted(log_dir.glob("*.json")) for r in complete_records(path)]
 
 
 def read_log(ctx: ToolContext, args: ReadLogArgs) -> ReadLogResult:
@@ -111,14 +106,5 @@ def _postgresql_lines(log_dir: Path, since: datetime | None, min_level: str | No
 
 
 def _business_lines(path: Path, since: datetime | None) -> list[str]:
-    if not path.exists():
-        return []
-    lines = []
-    with path.open() as f:
-        for line in f:
-            if not line.endswith("\n"):
-                break
-            if since and datetime.fromisoformat(json.loads(line)["ts"]) < since:
-                continue
-            lines.append(line.rstrip("\n"))
-    return lines
+    return [json.dumps(r, separators=(",", ":")) for r in complete_records(path)
+            if not since or datetime.fromisoformat(r["ts"]) >= since]

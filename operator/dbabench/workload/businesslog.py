@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from datetime import datetime, timezone
 from pathlib import Path
@@ -10,6 +9,7 @@ from typing import IO, Literal
 
 from pydantic import Field
 
+from dbabench.jsonl import complete_records
 from dbabench.model.base import Model
 
 Outcome = Literal["ok", "timeout", "lock_timeout", "canceled", "terminated", "connection_error",
@@ -49,19 +49,14 @@ class BusinessLogWriter:
 
 def read_events(path: Path, *, start: datetime | None = None, end: datetime | None = None,
                 service: str | None = None, operation: str | None = None) -> list[BusinessEvent]:
-    if not path.exists():
-        return []
     events = []
-    with path.open() as f:
-        for line in f:
-            if not line.endswith("\n"):
-                break  # a line still being written
-            event = BusinessEvent.model_validate(json.loads(line))
-            if start and event.ts < start or end and event.ts > end:
-                continue
-            if service and event.service != service or operation and event.operation != operation:
-                continue
-            events.append(event)
+    for record in complete_records(path):
+        event = BusinessEvent.model_validate(record)
+        if start and event.ts < start or end and event.ts > end:
+            continue
+        if service and event.service != service or operation and event.operation != operation:
+            continue
+        events.append(event)
     return events
 
 
