@@ -153,7 +153,8 @@ def gate(make_gate: MakeGate) -> ToolGate:
 
 
 @pytest.fixture
-def own_pg(scratch_root: Path, tool_ctx: ToolContext) -> Iterator[tuple[PostgresInstance, ToolContext]]:
+def own_pg(scratch_root: Path,
+           tool_ctx: ToolContext) -> Iterator[tuple[PostgresInstance, ToolContext]]:
     """A server of this test alone, for the actions that would take the shared one away."""
     base = scratch_root / f"own-{uuid.uuid4().hex[:8]}"
     base.mkdir()
@@ -168,6 +169,9 @@ def own_pg(scratch_root: Path, tool_ctx: ToolContext) -> Iterator[tuple[Postgres
             pg_log_dir=instance.log_dir, instance=OwnInstanceControl(instance, procs))
         yield instance, ctx
     finally:
+        # Fast, not stop_all's SIGTERM: a smart shutdown would wait out the gate's session,
+        # which make_gate only closes after this fixture is gone.
+        instance.stop(procs, "fast")
         procs.stop_all()
         shutil.rmtree(base, ignore_errors=True)
 
@@ -232,7 +236,8 @@ async def test_select_returns_columns_rows_rowcount_and_status(gate: ToolGate) -
 
 async def test_values_of_every_common_type_arrive_as_json(gate: ToolGate) -> None:
     [result] = await sql(gate, "SELECT 1.5::numeric, DATE '2024-01-02', interval '1 day 2 hours',"
-                               " '\\x0102'::bytea, NULL::int, true, ARRAY[1,2], '{\"a\": 1}'::jsonb")
+                               " '\\x0102'::bytea, NULL::int, true, ARRAY[1,2],"
+                               " '{\"a\": 1}'::jsonb")
     assert result["rows"] == [[1.5, "2024-01-02", "1 day, 2:00:00", "\\x0102", None, True,
                                [1, 2], {"a": 1}]]
 
@@ -382,7 +387,8 @@ async def test_session_reconnects_after_its_backend_was_terminated(
     await wait_until_gone(killer_dsn, old)
     # The loss shows on the first use, as in psql: reported once, not hidden ...
     [lost] = await sql(gate, "SELECT 1")
-    assert lost["error"]["sqlstate"] in ("57P01", None), lost
+    assert lost["error"]["sqlstate"] == "57P01", lost
+    assert "terminating connection" in lost["error"]["message"]
     # ... and the next call gets a fresh session, without the old session's settings.
     new = await backend_pid(gate)
     assert new != old
@@ -468,12 +474,18 @@ async def test_instant_query_returns_series_with_labels(gate: ToolGate) -> None:
     assert jobs["postgres"]["labels"]["instance"].startswith("127.0.0.1:")
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "BUG: metrics.query_metrics treats a scalar result ([ts, \"v\"], a list) as a list of "
+    "series and calls .get on the float timestamp: AttributeError escapes the gate untraced"))
 async def test_instant_scalar_query(gate: ToolGate) -> None:
     out = ok(await gate.call("query_metrics", {"query": "1 + 1"}))
     assert out["result_type"] == "scalar"
     assert [s["value"][1] for s in out["series"]] == ["2"]
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "BUG: metrics.query_metrics sends step as f'{step_seconds}s' of a float ('5.0s', '0.25s'), "
+    "which Prometheus rejects as a duration, so every range query fails with 400 bad_data"))
 async def test_range_query_is_thinned_to_max_points(gate: ToolGate) -> None:
     # vector(1) has a value at every step, unlike a metric scraped only since Prometheus started.
     before = time.time()
@@ -490,6 +502,9 @@ async def test_range_query_is_thinned_to_max_points(gate: ToolGate) -> None:
     assert [v[0] for v in values] == sorted(v[0] for v in values)
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "BUG: metrics.query_metrics sends step as f'{step_seconds}s' of a float ('5.0s', '0.25s'), "
+    "which Prometheus rejects as a duration, so every range query fails with 400 bad_data"))
 async def test_short_range_is_not_thinned(gate: ToolGate) -> None:
     out = await gate.call("query_metrics", {"query": "vector(1)", "range_seconds": 10,
                                             "step_seconds": 1})
@@ -646,13 +661,15 @@ async def test_postgresql_since_seconds_works_with_a_non_utc_log_timezone(
                                            "pattern": "ready to accept connections"})
         assert ok(out)["matched"] == 1
     finally:
+        instance.stop(procs, "fast")
         procs.stop_all()
         shutil.rmtree(base, ignore_errors=True)
 
 
 # -- manage_instance -------------------------------------------------------------------------
 
-async def test_status_reports_the_running_server(gate: ToolGate, postgres: PostgresInstance) -> None:
+async def test_status_reports_the_running_server(gate: ToolGate,
+                                                 postgres: PostgresInstance) -> None:
     out = await gate.call("manage_instance", {"action": "status"})
     assert ok(out)["running"] is True and out["observation"]["pid"] == postgres.pid
 
@@ -759,9 +776,10 @@ async def test_knowledge_base_finds_a_function(gate: ToolGate) -> None:
     out = ok(await gate.call("query_knowledge_base", {"query": "pg_blocking_pids"}))
     hits = out["hits"]
     assert 1 <= len(hits) <= 5
-    assert all(h["doc_id"] for h in hits)
-    assert any("pg_blocking_pids" in h["snippet"].replace("[", "").replace("]", "")
-               or "blocking" in h["snippet"].lower() for h in hits), hits
+    # The function's own reference entry, not just pages that mention locks in general.
+    assert any(h["doc_id"].startswith("functions-info.html#") for h in hits), hits
+    assert all("pg_blocking_pids" in h["snippet"] for h in hits), hits
+    assert all(h["score"] > 0 and h["source"] in ("postgresql-docs", "sop") for h in hits)
     assert out["total_matches"] >= len(hits)
 
 
