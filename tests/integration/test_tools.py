@@ -324,9 +324,6 @@ async def test_long_cell_is_clipped_and_flagged(gate: ToolGate) -> None:
     assert result["truncated"] is True and out["truncated"] is True
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: sql.py clips cells with clip_cell, which only clips str; array and json cells "
-    "(list/dict after _jsonable) pass whole and unflagged, whatever their size"))
 async def test_long_composite_cell_is_clipped_and_flagged(gate: ToolGate) -> None:
     out = await gate.call("execute_sql", {
         "sql": "SELECT array_agg(repeat('x', 100)) FROM generate_series(1, 50)"})
@@ -335,9 +332,6 @@ async def test_long_composite_cell_is_clipped_and_flagged(gate: ToolGate) -> Non
     assert result.get("truncated") is True
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: Bounds.max_chars (30000) is never applied; an execute_sql observation within the row "
-    "and cell caps can still be hundreds of kilobytes"))
 async def test_whole_observation_stays_within_max_chars(gate: ToolGate) -> None:
     out = await gate.call("execute_sql", {
         "sql": "SELECT repeat('a', 500), repeat('b', 500) FROM generate_series(1, 200)"})
@@ -474,18 +468,12 @@ async def test_instant_query_returns_series_with_labels(gate: ToolGate) -> None:
     assert jobs["postgres"]["labels"]["instance"].startswith("127.0.0.1:")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: metrics.query_metrics treats a scalar result ([ts, \"v\"], a list) as a list of "
-    "series and calls .get on the float timestamp: AttributeError escapes the gate untraced"))
 async def test_instant_scalar_query(gate: ToolGate) -> None:
     out = ok(await gate.call("query_metrics", {"query": "1 + 1"}))
     assert out["result_type"] == "scalar"
     assert [s["value"][1] for s in out["series"]] == ["2"]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: metrics.query_metrics sends step as f'{step_seconds}s' of a float ('5.0s', '0.25s'), "
-    "which Prometheus rejects as a duration, so every range query fails with 400 bad_data"))
 async def test_range_query_is_thinned_to_max_points(gate: ToolGate) -> None:
     # vector(1) has a value at every step, unlike a metric scraped only since Prometheus started.
     before = time.time()
@@ -502,9 +490,6 @@ async def test_range_query_is_thinned_to_max_points(gate: ToolGate) -> None:
     assert [v[0] for v in values] == sorted(v[0] for v in values)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: metrics.query_metrics sends step as f'{step_seconds}s' of a float ('5.0s', '0.25s'), "
-    "which Prometheus rejects as a duration, so every range query fails with 400 bad_data"))
 async def test_short_range_is_not_thinned(gate: ToolGate) -> None:
     out = await gate.call("query_metrics", {"query": "vector(1)", "range_seconds": 10,
                                             "step_seconds": 1})
@@ -638,11 +623,6 @@ async def test_invalid_regex_is_a_clear_error(gate: ToolGate) -> None:
     assert out["ok"] is False and "source" in out["error"]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: logs.record_time parses jsonlog timestamps with '%Z' and then assumes UTC; with a "
-    "non-UTC log_timezone (initdb takes the machine's TZ, BASELINE_SETTINGS does not pin it) "
-    "since_seconds raises ValueError out of the gate, or on a machine in that zone is off by "
-    "the UTC offset"))
 async def test_postgresql_since_seconds_works_with_a_non_utc_log_timezone(
         make_gate: MakeGate, scratch_root: Path, tool_ctx: ToolContext,
         monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,8 +10,8 @@ from dbabench.tools.bounds import Bounds, clip_cell, clip_list, clip_text, thin_
 def test_bounds_defaults_are_the_documented_caps() -> None:
     # Other tests (and the tools' docs) lean on these numbers; a silent change would move them.
     b = Bounds()
-    assert (b.max_rows, b.max_cell_chars, b.max_lines, b.max_series, b.max_points,
-            b.max_chars) == (200, 500, 500, 50, 120, 30_000)
+    assert (b.max_rows, b.max_cell_chars, b.max_series, b.max_points,
+            b.max_chars) == (200, 500, 50, 120, 30_000)
 
 
 # -- clip_text -------------------------------------------------------------------------------
@@ -113,10 +113,6 @@ def test_thin_points_returns_exactly_limit_points_ending_with_the_last(n: int, l
     assert timestamps == sorted(set(timestamps)), "points must stay in order, without duplicates"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: thin_points spaces the first limit-1 points by n/limit and then appends the last, so "
-    "the gap before the newest point is almost twice the others (e.g. 100 -> 10 keeps "
-    "0,10,...,80,99)"))
 @pytest.mark.parametrize(("n", "limit"), [(100, 10), (241, 120), (1000, 120)])
 def test_thin_points_spacing_is_even(n: int, limit: int) -> None:
     kept, _ = thin_points(list(range(n)), limit)

@@ -39,6 +39,8 @@ BASELINE_SETTINGS: dict[str, str] = {
     "log_destination": "'jsonlog'",
     "log_filename": "'postgresql-%Y%m%d-%H%M%S.log'",
     "log_rotation_size": "0",
+    # initdb writes the machine's zone; log times are compared with UTC clocks
+    "log_timezone": "'UTC'",
     "log_lock_waits": "on",
     "log_min_duration_statement": "2000",
     "log_autovacuum_min_duration": "0",

@@ -23,7 +23,7 @@ from dbabench.model.base import Model
 from dbabench.model.report import Report
 from dbabench.model.trace import SessionInfo, StatementInfo, TraceEvent, Usage
 from dbabench import policy
-from dbabench.tools import knowledge, logs, metrics
+from dbabench.tools import bounds, knowledge, logs, metrics
 from dbabench.tools.bounds import clip_text
 from dbabench.tools.context import ToolContext
 from dbabench.tools.errors import BudgetExhausted, ToolError
@@ -101,9 +101,16 @@ class ToolGate:
         extra: dict[str, Any] = {}
         try:
             observation, truncated = await self._dispatch(tool, args, extra)
+            observation, cut = bounds.fit(observation, self.ctx.bounds.max_chars)
+            truncated |= cut
             ok, error = True, None
         except ToolError as e:
             observation, truncated, ok, error = None, False, False, str(e)
+        except Exception as e:
+            # a harness failure, not the agent's: keep it in the trace, then end the run
+            self.trace.record(kind="infra", tool=tool, args=args, ok=False,
+                              error=f"{type(e).__name__}: {e}")
+            raise
         event = self.trace.record(
             kind="tool", tool=tool, args=args, ok=ok, observation=observation,
             truncated=truncated, error=error,
@@ -178,7 +185,7 @@ class ToolGate:
         try:
             result = await asyncio.to_thread(knowledge.search, self.ctx.knowledge_index,
                                              parsed.query, parsed.limit)
-        except ValueError as e:
+        except (ValueError, knowledge.KnowledgeBaseUnavailable) as e:
             raise ToolError(str(e)) from e
         return result.model_dump(mode="json"), result.truncated
 

@@ -39,8 +39,11 @@ class ReadLogResult(Model):
 
 
 def record_time(record: dict[str, object]) -> datetime:
-    return datetime.strptime(str(record["timestamp"]), "%Y-%m-%d %H:%M:%S.%f %Z").replace(
-        tzinfo=timezone.utc)
+    """The record's time; dbabench's servers log in UTC (``log_timezone``)."""
+    stamp = str(record["timestamp"])
+    if not stamp.endswith(" UTC"):
+        raise ToolError(f"log timestamp {stamp!r} is not in UTC: set log_timezone = 'UTC'")
+    return datetime.strptime(stamp[:-4], "%Y-%m-%d %H:%M:%S.%f").replace(tzinfo=timezone.utc)
 
 
 def _pg_line(record: dict[str, object]) -> str:

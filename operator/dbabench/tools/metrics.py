@@ -42,7 +42,7 @@ async def query_metrics(ctx: ToolContext, args: QueryMetricsArgs) -> QueryMetric
         now = time.time()
         path = "/api/v1/query_range"
         params = {"query": args.query, "start": f"{now - args.range_seconds:.3f}",
-                  "end": f"{now:.3f}", "step": f"{args.step_seconds}s"}
+                  "end": f"{now:.3f}", "step": f"{args.step_seconds:g}"}
     try:
         async with httpx.AsyncClient(base_url=ctx.prometheus_url, timeout=15.0) as client:
             response = await client.get(path, params=params)
@@ -54,8 +54,9 @@ async def query_metrics(ctx: ToolContext, args: QueryMetricsArgs) -> QueryMetric
         raise ToolError(f"PromQL error ({response.status_code}): "
                         f"{body.get('errorType', '')} {body.get('error', response.text[:300])}")
     data = body["data"]
-    raw = data["result"] if isinstance(data["result"], list) else [{"metric": {},
-                                                                   "value": data["result"]}]
+    # scalar and string results are a bare [ts, value], not a list of series
+    raw = (data["result"] if data["resultType"] in ("vector", "matrix")
+           else [{"metric": {}, "value": data["result"]}])
     bounds = ctx.bounds
     kept, truncated = clip_list(raw, bounds.max_series)
     series = []
