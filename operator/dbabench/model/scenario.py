@@ -8,6 +8,7 @@ from typing import Annotated, Literal, Union
 from pydantic import Field, field_validator, model_validator
 
 from dbabench.model.base import Model
+from dbabench.model.status import ScenarioStatus
 from dbabench.model.workload import WorkloadSpec
 
 API_VERSION = "dbabench.io/v1alpha1"
@@ -317,6 +318,7 @@ class Scenario(Model):
     kind: Literal["Scenario"]
     metadata: Metadata
     spec: ScenarioSpec
+    status: ScenarioStatus | None = None
 
     @property
     def name(self) -> str:

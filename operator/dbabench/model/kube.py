@@ -1,0 +1,100 @@
+"""The Kubernetes resources besides Scenario: AgentRun and Evaluation, and the status blocks.
+
+Status follows CloudNativePG and the Kubernetes API conventions: a coarse ``phase`` with a
+``phaseReason`` for people, and ``conditions`` in the metav1.Condition shape for machines.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import Enum
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from dbabench.model.base import Model
+from dbabench.model.evaluation import EvaluationResult
+from dbabench.model.scenario import BudgetSpec, Metadata
+from dbabench.model.status import Condition
+
+
+class AgentKind(str, Enum):
+    reference = "reference"
+    decoy = "decoy"
+    null = "null"
+    react = "react"
+    external = "external"
+
+
+class AgentSpec(Model):
+    kind: AgentKind
+    remediation: str | None = Field(default=None,
+                                    description="reference only: a named alternative fix")
+    image: str | None = Field(default=None, description="external only: the agent's image")
+    model: str | None = Field(default=None, description="react only: the model name")
+
+    @model_validator(mode="after")
+    def _fields_fit_kind(self) -> "AgentSpec":
+        if self.kind == AgentKind.external and not self.image:
+            raise ValueError("an external agent needs image")
+        if self.remediation and self.kind != AgentKind.reference:
+            raise ValueError("remediation applies to the reference agent only")
+        return self
+
+
+class AgentRunSpec(Model):
+    scenario: str = Field(description="name of a Scenario in the same namespace")
+    agent: AgentSpec
+    budget: BudgetSpec | None = Field(default=None, description="overrides the scenario's")
+
+
+class Phase(str, Enum):
+    pending = "Pending"
+    provisioning = "Provisioning"
+    admitting = "Admitting"
+    running = "Running"
+    evaluating = "Evaluating"
+    succeeded = "Succeeded"
+    failed = "Failed"
+    infra_error = "InfraError"
+
+
+class RunSummary(Model):
+    outcome_pass: bool
+    diagnosis_pass: bool
+    safe_pass: bool
+    f: float
+    f1: float
+    penalty: float
+    cost_usd: float
+
+
+class AgentRunStatus(Model):
+    phase: Phase = Phase.pending
+    phase_reason: str = ""
+    observed_generation: int | None = None
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    evaluation: str | None = Field(default=None, description="name of the owned Evaluation")
+    summary: RunSummary | None = None
+    conditions: list[Condition] = Field(default_factory=list)
+
+
+class AgentRun(Model):
+    api_version: Literal["dbabench.io/v1alpha1"]
+    kind: Literal["AgentRun"]
+    metadata: Metadata
+    spec: AgentRunSpec
+    status: AgentRunStatus | None = None
+
+
+class EvaluationSpec(Model):
+    agent_run: str
+    result: EvaluationResult
+
+
+class Evaluation(Model):
+    api_version: Literal["dbabench.io/v1alpha1"]
+    kind: Literal["Evaluation"]
+    metadata: Metadata
+    spec: EvaluationSpec
