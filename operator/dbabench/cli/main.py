@@ -128,6 +128,16 @@ def _crds(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _operator(args: argparse.Namespace) -> int:
+    import kopf
+
+    from dbabench.operator import handlers  # noqa: F401  (registers the handlers with kopf)
+
+    kopf.configure(verbose=args.verbose)
+    kopf.run(standalone=True, clusterwide=not args.namespace, namespaces=args.namespace or ())
+    return EXIT_OK
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="dbabench", description=__doc__.split("\n\n")[0])
     p.add_argument("--root", type=Path, default=None,
@@ -157,6 +167,12 @@ def parser() -> argparse.ArgumentParser:
     crds = sub.add_parser("crds", help="print (or write) the CustomResourceDefinitions")
     crds.add_argument("--out", type=Path, default=None, help="directory to write them to")
     crds.set_defaults(func=_crds)
+
+    op = sub.add_parser("operator", help="run the Kubernetes operator (kopf)")
+    op.add_argument("--namespace", action="append", default=[],
+                    help="watch only this namespace (repeatable; default: all)")
+    op.add_argument("--verbose", action="store_true")
+    op.set_defaults(func=_operator)
     return p
 
 

@@ -11,7 +11,7 @@ import asyncio
 import secrets
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -25,6 +25,7 @@ from dbabench.evaluate import efficiency, evaluator, predicates
 from dbabench.faults.steps import apply_steps, create_database
 from dbabench.model.admission import Admission
 from dbabench.model.evaluation import EvaluationResult
+from dbabench.model.kube import Phase
 from dbabench.model.scenario import JobStep, Scenario
 from dbabench.paths import cache_dir
 from dbabench.scenario.datasets import DATASETS
@@ -36,7 +37,12 @@ from dbabench.tools.gate import TOOL_NAMES, Budget, ToolGate, TraceWriter
 from dbabench.workload.engine import WorkloadConfig
 
 Progress = Callable[[str], None]
+OnPhase = Callable[[Phase], Awaitable[None]]
 ADMISSION_POLL_SECONDS = 2.0
+
+
+async def _no_phase(phase: Phase) -> None:
+    return None
 
 
 @dataclass
@@ -99,17 +105,31 @@ async def admit(scenario: Scenario, probe: predicates.Probe, progress: Progress)
         await asyncio.sleep(ADMISSION_POLL_SECONDS)
 
 
+def open_store() -> SnapshotStore:
+    cache = cache_dir()
+    return SnapshotStore(cache, choose_strategy(cache))
+
+
+def prepare_golden(scenario: Scenario, runs_root: Path) -> Golden:
+    """Build (or find) the scenario's golden snapshot without running anything on it."""
+    run_dir = new_run_dir(runs_root, scenario.name, "golden")
+    with LocalEnvironment(run_dir, run_dir.name, open_store()) as env:
+        return build_golden(env, scenario)
+
+
 async def run_scenario(scenario: Scenario, agent: Agent, *, runs_root: Path,
-                       manifest_text: str, progress: Progress = lambda _: None) -> RunResult:
+                       manifest_text: str, progress: Progress = lambda _: None,
+                       on_phase: OnPhase = _no_phase) -> RunResult:
+    """One run; ``on_phase`` hears each phase of the AgentRun life cycle as it starts."""
     run_dir = new_run_dir(runs_root, scenario.name, agent.name)
     (run_dir / "scenario.yaml").write_text(manifest_text)
     for note in reap_orphans(runs_root):
         progress(note)
-    cache = cache_dir()
-    store = SnapshotStore(cache, choose_strategy(cache))
+    store = open_store()
     index = asyncio.create_task(asyncio.to_thread(knowledge.ensure_index,
                                                   knowledge.default_index_path()))
     with LocalEnvironment(run_dir, run_dir.name, store) as env:
+        await on_phase(Phase.provisioning)
         progress(f"golden snapshot ({store.strategy} store)")
         golden = await asyncio.to_thread(build_golden, env, scenario)
         progress(f"restoring a thin clone of {golden.key}"
@@ -123,6 +143,7 @@ async def run_scenario(scenario: Scenario, agent: Agent, *, runs_root: Path,
         probe = predicates.Probe(dsn=instance.dsn(application_name="dbabench-verifier"),
                                  business_log=run_dir / "business.jsonl",
                                  pg_log_dir=instance.log_dir)
+        await on_phase(Phase.admitting)
         admission = await admit(scenario, probe, progress)
         (run_dir / "admission.json").write_text(admission.model_dump_json(indent=1))
         if not admission.admitted:
@@ -145,6 +166,7 @@ async def run_scenario(scenario: Scenario, agent: Agent, *, runs_root: Path,
                          timeout_seconds=budget.timeout_seconds)
         progress(f"agent {agent.name} at work (budget {budget.max_steps} steps,"
                  f" {budget.timeout_seconds:.0f}s)")
+        await on_phase(Phase.running)
         started = time.monotonic()
         try:
             await asyncio.wait_for(agent.run(task, gate), timeout=budget.timeout_seconds)
@@ -157,6 +179,7 @@ async def run_scenario(scenario: Scenario, agent: Agent, *, runs_root: Path,
         wall = time.monotonic() - started
         if gate.report is not None:
             (run_dir / "report.json").write_text(gate.report.model_dump_json(indent=1))
+        await on_phase(Phase.evaluating)
         evaluation = await evaluator.evaluate_run(
             scenario, agent.name, events=gate.trace.events, report=gate.report,
             report_error=gate.report_error or (None if gate.report else "no report submitted"),

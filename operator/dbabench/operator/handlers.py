@@ -1,0 +1,230 @@
+"""kopf handlers for Scenario and AgentRun.
+
+Scenario: validate the spec, build the golden snapshot once, report it in status.
+AgentRun: a daemon per run walks Pending → Provisioning → Admitting → Running → Evaluating →
+Succeeded | Failed | InfraError through the same runner the CLI uses, then records the
+Evaluation (owned by the AgentRun) and a summary in the AgentRun's status.
+
+Restart safety: an Evaluation is named after its AgentRun and created only if absent. A daemon
+that starts for a run that already has one adopts it instead of running again; one that finds a
+run in a non-terminal phase without one (the operator died mid-run; the run's processes were
+stopped with it or are reaped by the next run) starts the run afresh.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import kopf
+import yaml
+from pydantic import Field, ValidationError
+
+from dbabench.agents.scripted import scripted_agent
+from dbabench.model.base import Model
+from dbabench.model.crd import GROUP, VERSION
+from dbabench.model.evaluation import EvaluationResult
+from dbabench.model.kube import AgentKind, AgentRunSpec, Phase
+from dbabench.model.scenario import Scenario
+from dbabench.operator import status as st
+from dbabench.operator.api import KubeApi, owner_reference
+from dbabench.operator.metrics import OperatorMetrics
+from dbabench.runner.run import prepare_golden, run_scenario
+from dbabench.scenario.loader import format_validation_error
+
+SCENARIOS = (GROUP, VERSION, "scenarios")
+AGENTRUNS = (GROUP, VERSION, "agentruns")
+SCRIPTED = {AgentKind.reference, AgentKind.decoy, AgentKind.null}
+
+
+class OperatorConfig(Model):
+    """Read from ``DBABENCH_OPERATOR_*`` environment variables (the chart sets them)."""
+
+    runs_dir: Path = Field(default=Path("/var/lib/dbabench/runs"),
+                           description="where run directories are kept")
+    max_concurrent_runs: int = Field(default=1, ge=1,
+                                     description="runs executed at once by this operator")
+    snapshot_timeout_seconds: float = Field(
+        default=900, gt=0, description="an AgentRun waits this long for its Scenario's snapshot")
+    metrics_port: int = Field(default=8080, ge=0, description="0 disables the metrics endpoint")
+
+    @classmethod
+    def from_env(cls) -> "OperatorConfig":
+        prefix = "DBABENCH_OPERATOR_"
+        values = {k[len(prefix):].lower(): v for k, v in os.environ.items() if k.startswith(prefix)}
+        return cls.model_validate(values)
+
+
+@kopf.on.startup()
+async def startup(settings: kopf.OperatorSettings, memo: kopf.Memo, logger: logging.Logger,
+                  **_: Any) -> None:
+    config = OperatorConfig.from_env()
+    config.runs_dir.mkdir(parents=True, exist_ok=True)
+    memo.config = config
+    memo.api = KubeApi()
+    memo.runs = asyncio.Semaphore(config.max_concurrent_runs)
+    memo.metrics = OperatorMetrics()
+    if config.metrics_port:
+        memo.metrics.serve(config.metrics_port)
+    settings.posting.level = logging.WARNING
+    settings.persistence.finalizer = f"{GROUP}/operator"
+    logger.info("dbabench operator: runs in %s, %d at once", config.runs_dir,
+                config.max_concurrent_runs)
+
+
+@kopf.on.cleanup()
+async def cleanup(memo: kopf.Memo, **_: Any) -> None:
+    memo.metrics.stop()
+
+
+def _scenario(body: kopf.Body) -> Scenario:
+    return Scenario.model_validate({"apiVersion": body["apiVersion"], "kind": body["kind"],
+                                    "metadata": {"name": body["metadata"]["name"]},
+                                    "spec": dict(body["spec"])})
+
+
+@kopf.on.resume(*SCENARIOS)
+@kopf.on.create(*SCENARIOS)
+@kopf.on.update(*SCENARIOS, field="spec")
+async def reconcile_scenario(body: kopf.Body, name: str, namespace: str, memo: kopf.Memo,
+                             logger: logging.Logger, **_: Any) -> None:
+    memo.metrics.reconciles.labels("scenario").inc()
+    generation = body["metadata"].get("generation")
+    conditions = list(body.get("status", {}).get("conditions", []))
+    try:
+        scenario = _scenario(body)
+    except ValidationError as e:
+        message = format_validation_error(f"Scenario {namespace}/{name}", e)
+        await memo.api.patch_status(namespace, "scenarios", name, {
+            "phase": "Failed", "phaseReason": "invalid spec", "observedGeneration": generation,
+            "conditions": st.set_condition(conditions, "Valid", False, "InvalidSpec", message,
+                                           generation=generation)})
+        return
+    conditions = st.set_condition(conditions, "Valid", True, "Validated", generation=generation)
+    await memo.api.patch_status(namespace, "scenarios", name, {
+        "phase": "Building", "phaseReason": "building the golden snapshot",
+        "observedGeneration": generation, "conditions": conditions})
+    try:
+        golden = await asyncio.to_thread(prepare_golden, scenario, memo.config.runs_dir)
+    except Exception as e:
+        memo.metrics.errors.labels("scenario").inc()
+        logger.exception("golden snapshot of %s failed", name)
+        await memo.api.patch_status(namespace, "scenarios", name, {
+            "phase": "Failed", "phaseReason": f"snapshot build failed: {e}"[:1000],
+            "conditions": st.set_condition(conditions, "SnapshotReady", False, "BuildFailed",
+                                           str(e), generation=generation)})
+        return
+    await memo.api.patch_status(namespace, "scenarios", name, {
+        "phase": "Ready", "phaseReason": "golden snapshot ready",
+        "snapshot": {"name": golden.key, "ready": True, "sizeBytes": golden.size_bytes,
+                     "builtAt": golden.built_at, "method": "local-store"},
+        "conditions": st.set_condition(conditions, "SnapshotReady", True, "Built",
+                                       f"built in {golden.build_seconds:.0f}s",
+                                       generation=generation)})
+
+
+def _unfinished(status: dict[str, Any], **_: Any) -> bool:
+    return Phase(status.get("phase", Phase.pending.value)) not in st.TERMINAL
+
+
+class Run:
+    """Status writes of one AgentRun; every phase change goes through here."""
+
+    def __init__(self, body: kopf.Body, memo: kopf.Memo) -> None:
+        self.body = body
+        self.api: KubeApi = memo.api
+        self.metrics: OperatorMetrics = memo.metrics
+        self.name = body["metadata"]["name"]
+        self.namespace = body["metadata"]["namespace"]
+        self.generation = body["metadata"].get("generation")
+        self.conditions = list(body.get("status", {}).get("conditions", []))
+
+    async def enter(self, phase: Phase, reason: str, **extra: Any) -> None:
+        patch = st.phase_patch(phase, reason, self.conditions, self.generation)
+        self.conditions = patch["conditions"]
+        await self.api.patch_status(self.namespace, "agentruns", self.name, {**patch, **extra})
+        self.metrics.transitions.labels(phase.value).inc()
+
+    async def record(self, evaluation: EvaluationResult) -> None:
+        body = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "Evaluation",
+                "metadata": {"name": self.name, "namespace": self.namespace,
+                             "labels": {f"{GROUP}/agentrun": self.name},
+                             "ownerReferences": [owner_reference(dict(self.body))]},
+                "spec": {"agentRun": self.name,
+                         "result": evaluation.model_dump(mode="json", by_alias=True)}}
+        stored = await self.api.create_once(self.namespace, "evaluations", body)
+        await self.finish(EvaluationResult.model_validate(stored["spec"]["result"]))
+
+    async def finish(self, evaluation: EvaluationResult) -> None:
+        phase, reason = st.finished(evaluation)
+        extra: dict[str, Any] = {"evaluation": self.name}
+        if evaluation.status == "scored":
+            extra["summary"] = st.summary(evaluation).model_dump(mode="json", by_alias=True)
+        await self.enter(phase, reason, **extra)
+
+
+@kopf.daemon(*AGENTRUNS, when=_unfinished, cancellation_timeout=120)
+async def drive_agentrun(body: kopf.Body, spec: kopf.Spec, name: str, namespace: str,
+                         memo: kopf.Memo, logger: logging.Logger, **_: Any) -> None:
+    memo.metrics.reconciles.labels("agentrun").inc()
+    run = Run(body, memo)
+    existing = await memo.api.get(namespace, "evaluations", name)
+    if existing is not None:
+        await run.finish(EvaluationResult.model_validate(existing["spec"]["result"]))
+        return
+    try:
+        run_spec = AgentRunSpec.model_validate(dict(spec))
+    except ValidationError as e:
+        await run.enter(Phase.failed, format_validation_error(f"AgentRun {name}", e))
+        return
+    if run_spec.agent.kind not in SCRIPTED:
+        await run.enter(Phase.failed, f"agent kind {run_spec.agent.kind.value} is not run by"
+                                      " this operator version (scripted agents only)")
+        return
+    scenario_body = await _wait_for_scenario(run, run_spec.scenario,
+                                             memo.config.snapshot_timeout_seconds)
+    if scenario_body is None:
+        return
+    scenario = _scenario(scenario_body)
+    if run_spec.budget is not None:
+        scenario.spec.budget = run_spec.budget
+    agent = scripted_agent(run_spec.agent.kind.value, scenario, run_spec.agent.remediation)
+    started = time.monotonic()
+    async with memo.runs:
+        await run.enter(Phase.provisioning, "restoring the golden snapshot",
+                        startedAt=st.now().isoformat().replace("+00:00", "Z"))
+        result = await run_scenario(
+            scenario, agent, runs_root=memo.config.runs_dir,
+            manifest_text=yaml.safe_dump(scenario.model_dump(mode="json", by_alias=True,
+                                                             exclude_none=True), sort_keys=False),
+            progress=lambda message: logger.info(message),
+            on_phase=lambda phase: run.enter(phase, phase.value.lower()))
+    memo.metrics.durations.observe(time.monotonic() - started)
+    await run.record(result.evaluation)
+
+
+async def _wait_for_scenario(run: Run, scenario: str, timeout: float) -> kopf.Body | None:
+    """The Scenario once its snapshot is ready; None (and InfraError) if it never is."""
+    deadline = time.monotonic() + timeout
+    reason = reported = ""
+    while time.monotonic() < deadline:
+        body = await run.api.get(run.namespace, "scenarios", scenario)
+        if body is None:
+            reason = f"Scenario {scenario} not found"
+        else:
+            phase = body.get("status", {}).get("phase", "Pending")
+            if phase == "Ready":
+                return body
+            reason = f"Scenario {scenario} is {phase}"
+            if phase == "Failed":
+                break
+        if reason != reported:
+            await run.enter(Phase.pending, f"waiting: {reason}")
+            reported = reason
+        await asyncio.sleep(2)
+    await run.enter(Phase.infra_error, f"SnapshotNotReady: {reason}")
+    return None
