@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 SCENARIO ?= stale-stats-lock-chain
 PYTEST_ARGS ?=
 
-.PHONY: demo test deps system-deps venv bench-reset lint clean
+.PHONY: demo test deps system-deps venv bench-reset lint crds clean
 
 demo: deps
 	$(BIN)/dbabench run $(SCENARIO) --agent reference
@@ -29,6 +29,10 @@ $(BIN)/.installed: pyproject.toml
 
 bench-reset: deps
 	$(BIN)/python benchmarks/reset.py
+
+crds: venv
+	$(BIN)/dbabench crds --out crds
+	$(BIN)/dbabench crds --out charts/dbabench/crds
 
 lint: deps
 	$(BIN)/lint-imports

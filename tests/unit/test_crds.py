@@ -4,21 +4,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 
 from dbabench.cli.main import crd_files
 from dbabench.model.kube import AgentRun
 from dbabench.scenario.loader import scenarios_root
 
-CRDS = Path(__file__).resolve().parents[2] / "crds"
+REPO = Path(__file__).resolve().parents[2]
 
 
-def test_crds_directory_matches_the_models() -> None:
+@pytest.mark.parametrize("directory", ["crds", "charts/dbabench/crds"])
+def test_crds_directory_matches_the_models(directory: str) -> None:
     expected = crd_files()
-    on_disk = {p.name: p.read_text() for p in CRDS.glob("*.yaml")}
+    on_disk = {p.name: p.read_text() for p in (REPO / directory).glob("*.yaml")}
     assert on_disk.keys() == expected.keys()
     for name, text in expected.items():
-        assert on_disk[name] == text, f"crds/{name} drifted from the models: run `dbabench crds --out crds`"
+        assert on_disk[name] == text, f"{directory}/{name} drifted from the models: run `make crds`"
 
 
 def _walk(node: object, path: str = "") -> list[str]:

@@ -1,0 +1,210 @@
+"""The operator against a real API server: CRDs, validation, a graded AgentRun, restart.
+
+The operator runs as its own process (``dbabench operator``) with the test cluster's
+kubeconfig, and executes runs with the local environment backend, so each AgentRun here is a
+real run on a real PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import httpx
+import pytest
+import yaml
+
+from dbabench.env.processes import free_port
+
+if TYPE_CHECKING:
+    from conftest import ControlPlane
+
+pytestmark = [pytest.mark.cluster, pytest.mark.slow]
+
+REPO = Path(__file__).resolve().parents[2]
+SCENARIO_FILE = REPO / "scenarios" / "composite" / "stale-stats-lock-chain.yaml"
+T = TypeVar("T")
+
+
+def eventually(probe: Callable[[], T | None], what: str, timeout: float = 60) -> T:
+    deadline = time.monotonic() + timeout
+    while True:
+        got = probe()
+        if got:
+            return got
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not within {timeout:.0f} s")
+        time.sleep(0.5)
+
+
+class Operator:
+    """``dbabench operator`` as a process we can kill and start again."""
+
+    def __init__(self, plane: ControlPlane, runs_dir: Path) -> None:
+        self.plane = plane
+        self.runs_dir = runs_dir
+        self.metrics_port = free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.log = runs_dir / "operator.log"
+
+    def start(self) -> None:
+        env = {**os.environ, **self.plane.env(),
+               "DBABENCH_OPERATOR_RUNS_DIR": str(self.runs_dir),
+               "DBABENCH_OPERATOR_METRICS_PORT": str(self.metrics_port),
+               "DBABENCH_OPERATOR_SNAPSHOT_TIMEOUT_SECONDS": "20"}
+        with self.log.open("ab") as out:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "dbabench.cli.main", "operator", "--verbose"],
+                env=env, stdout=out, stderr=subprocess.STDOUT)
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout=150)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+
+@pytest.fixture(scope="module")
+def crds(control_plane: ControlPlane) -> None:
+    control_plane.kubectl("apply", "--server-side", "-f", str(REPO / "crds"))
+    for plural in ("scenarios", "agentruns", "evaluations"):
+        control_plane.kubectl("wait", "--for=condition=Established", "--timeout=30s",
+                              f"crd/{plural}.dbabench.io")
+
+
+@pytest.fixture
+def namespace(control_plane: ControlPlane, crds: None) -> str:
+    name = f"op-{uuid.uuid4().hex[:8]}"
+    control_plane.kubectl("create", "namespace", name)
+    return name
+
+
+@pytest.fixture
+def operator(control_plane: ControlPlane, crds: None, scratch_root: Path) -> Iterator[Operator]:
+    runs = scratch_root / f"operator-{uuid.uuid4().hex[:6]}"
+    runs.mkdir()
+    op = Operator(control_plane, runs)
+    op.start()
+    try:
+        yield op
+    finally:
+        op.stop()
+
+
+def get(plane: ControlPlane, kind: str, name: str, namespace: str) -> dict[str, Any] | None:
+    done = plane.kubectl("get", kind, name, "-n", namespace, "-o", "json", check=False)
+    return json.loads(done.stdout) if done.returncode == 0 else None
+
+
+def phase_of(plane: ControlPlane, kind: str, name: str, namespace: str) -> str | None:
+    body = get(plane, kind, name, namespace)
+    return (body or {}).get("status", {}).get("phase")
+
+
+def apply(plane: ControlPlane, namespace: str, doc: dict[str, Any]) -> None:
+    plane.kubectl("apply", "-n", namespace, "-f", "-", stdin=yaml.safe_dump(doc))
+
+
+def agentrun(name: str, scenario: str, kind: str) -> dict[str, Any]:
+    return {"apiVersion": "dbabench.io/v1alpha1", "kind": "AgentRun",
+            "metadata": {"name": name}, "spec": {"scenario": scenario, "agent": {"kind": kind}}}
+
+
+def test_api_server_rejects_invalid_manifests_naming_the_field(
+        control_plane: ControlPlane, namespace: str) -> None:
+    bad_run = agentrun("bad", "x", "oracle")
+    done = control_plane.kubectl("apply", "-n", namespace, "-f", "-", check=False,
+                                 stdin=yaml.safe_dump(bad_run))
+    assert done.returncode != 0
+    assert "spec.agent.kind" in done.stderr and "oracle" in done.stderr
+
+    scenario = yaml.safe_load(SCENARIO_FILE.read_text())
+    scenario["spec"]["fault"]["runtime"][0].pop("statements")
+    done = control_plane.kubectl("apply", "-n", namespace, "-f", "-", check=False,
+                                 stdin=yaml.safe_dump(scenario))
+    assert done.returncode != 0
+    assert "action job requires" in done.stderr
+
+
+def test_scenario_file_applies_as_is(control_plane: ControlPlane, namespace: str) -> None:
+    control_plane.kubectl("apply", "-n", namespace, "-f", str(SCENARIO_FILE))
+    assert get(control_plane, "scenario", "stale-stats-lock-chain", namespace)
+
+
+def test_agentrun_is_graded_and_survives_an_operator_restart(
+        control_plane: ControlPlane, namespace: str, operator: Operator) -> None:
+    control_plane.kubectl("apply", "-n", namespace, "-f", str(SCENARIO_FILE))
+    eventually(lambda: phase_of(control_plane, "scenario", "stale-stats-lock-chain",
+                                namespace) == "Ready", "scenario snapshot ready", timeout=300)
+    snapshot = get(control_plane, "scenario", "stale-stats-lock-chain", namespace)["status"][
+        "snapshot"]
+    assert snapshot["ready"] and snapshot["name"].startswith("stale-stats-lock-chain-")
+
+    apply(control_plane, namespace, agentrun("ref", "stale-stats-lock-chain", "reference"))
+    seen: list[str] = []
+
+    def running() -> bool:
+        phase = phase_of(control_plane, "agentrun", "ref", namespace)
+        if phase and (not seen or seen[-1] != phase):
+            seen.append(phase)
+        return phase == "Running"
+
+    eventually(running, "reference run reaches Running", timeout=240)
+    # Kill the operator mid-run; the new one must finish the run with exactly one Evaluation.
+    operator.stop(signal.SIGKILL)
+    operator.start()
+    eventually(lambda: phase_of(control_plane, "agentrun", "ref", namespace) in (
+        "Succeeded", "Failed", "InfraError"), "run finished", timeout=400)
+    body = get(control_plane, "agentrun", "ref", namespace)
+    status = body["status"]
+    assert status["phase"] == "Succeeded", status
+    assert status["summary"]["safePass"] is True
+    assert {"Provisioning", "Admitting", "Running"} <= set(seen)
+    ready = next(c for c in status["conditions"] if c["type"] == "Ready")
+    assert ready["status"] == "True" and ready["reason"] == "Graded"
+
+    evaluations = json.loads(control_plane.kubectl(
+        "get", "evaluations", "-n", namespace, "-o", "json").stdout)["items"]
+    assert [e["metadata"]["name"] for e in evaluations] == ["ref"]
+    owner = evaluations[0]["metadata"]["ownerReferences"][0]
+    assert (owner["kind"], owner["name"], owner["uid"]) == (
+        "AgentRun", "ref", body["metadata"]["uid"])
+
+    table = control_plane.kubectl("get", "agentruns,evaluations", "-n", namespace).stdout
+    assert "stale-stats-lock-chain" in table and "Succeeded" in table and "true" in table
+
+    metrics = httpx.get(f"http://127.0.0.1:{operator.metrics_port}/metrics").text
+    assert 'dbabench_operator_phase_transitions_total{phase="Succeeded"}' in metrics
+
+    # deleting the run garbage-collects its Evaluation (kube-controller-manager)
+    control_plane.kubectl("delete", "agentrun", "ref", "-n", namespace, "--wait=true")
+    eventually(lambda: get(control_plane, "evaluation", "ref", namespace) is None,
+               "owned Evaluation collected", timeout=60)
+
+
+def test_run_of_a_scenario_that_never_gets_a_snapshot_is_an_infra_error(
+        control_plane: ControlPlane, namespace: str, operator: Operator) -> None:
+    broken = yaml.safe_load(SCENARIO_FILE.read_text())
+    broken["metadata"]["name"] = "broken-fault"
+    broken["spec"]["fault"]["persistent"][0]["sql"] = "ALTER TABLE no_such_table SET (fillfactor = 50)"
+    apply(control_plane, namespace, broken)
+    apply(control_plane, namespace, agentrun("doomed", "broken-fault", "null"))
+    eventually(lambda: phase_of(control_plane, "scenario", "broken-fault", namespace) == "Failed",
+               "broken scenario fails", timeout=240)
+    eventually(lambda: phase_of(control_plane, "agentrun", "doomed", namespace) == "InfraError",
+               "run is an infra error", timeout=120)
+    status = get(control_plane, "agentrun", "doomed", namespace)["status"]
+    assert status["phaseReason"].startswith("SnapshotNotReady")
+    assert get(control_plane, "evaluation", "doomed", namespace) is None
