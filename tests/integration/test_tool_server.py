@@ -1,0 +1,320 @@
+"""The tool server over real HTTP, in front of a gate on a real PostgreSQL, driven by ToolClient.
+
+The server runs on an event loop of its own thread, as it would beside an agent in another
+process: the tests are plain synchronous code talking to it through the client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import dataclasses
+import itertools
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from dbabench.agents.base import AgentTask
+from dbabench.env.postgres import PostgresInstance
+from dbabench.env.processes import free_port
+from dbabench.model.trace import TraceEvent
+from dbabench.tools.client import ToolClient, ToolServerError
+from dbabench.tools.context import ToolContext
+from dbabench.tools.gate import TOOL_NAMES, Budget, ToolGate, TraceWriter
+from dbabench.tools.server import MAX_BODY_BYTES, TOOL_SPECS, serve
+
+pytestmark = pytest.mark.integration
+
+TOKEN = "test-token-3f9c1a"
+VALID_REPORT = {
+    "root_cause_type": "stale_statistics",
+    "affected_objects": ["orders"],
+    "causal_factors": ["autovacuum disabled on orders"],
+    "evidence": [{"tool": "execute_sql", "observation": "n_mod_since_analyze 1.2M"}],
+    "actions": [{"description": "ANALYZE orders", "tool": "execute_sql",
+                 "statement": "ANALYZE orders"}],
+    "verification": "plan is an index scan again",
+}
+
+
+class StatusOnlyControl:
+    """The session-wide server is shared with other modules: it may be looked at, not stopped."""
+
+    def __init__(self, instance: PostgresInstance) -> None:
+        self.instance = instance
+
+    def status(self) -> dict[str, object]:
+        return {"running": self.instance.running(), "port": self.instance.port}
+
+    def start(self) -> None:
+        raise AssertionError("the shared instance is not these tests' to start")
+
+    def stop(self, mode: str) -> None:
+        raise AssertionError("the shared instance is not these tests' to stop")
+
+    def restart(self, mode: str) -> None:
+        raise AssertionError("the shared instance is not these tests' to restart")
+
+
+@dataclass
+class Served:
+    url: str
+    trace: Path
+
+    def client(self, token: str = TOKEN) -> ToolClient:
+        return ToolClient(self.url, token, timeout=30)
+
+    def events(self) -> list[TraceEvent]:
+        # The gate writes each event before the response goes out, so the file is current.
+        if not self.trace.exists():
+            return []
+        return [TraceEvent.model_validate_json(line)
+                for line in self.trace.read_text().splitlines()]
+
+
+@contextmanager
+def served_gate(ctx: ToolContext, trace: Path, budget: Budget, task: AgentTask) -> Iterator[str]:
+    """Serve a fresh gate from a thread's event loop; stop it and close the gate on exit."""
+    ready: concurrent.futures.Future[tuple[str, Callable[[], None]]] = concurrent.futures.Future()
+
+    async def run() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        gate = ToolGate(ctx, TraceWriter(trace), budget)
+        try:
+            async with serve(gate, task, TOKEN) as url:
+                ready.set_result((url, lambda: loop.call_soon_threadsafe(stop.set)))
+                await stop.wait()
+        except BaseException as e:
+            if not ready.done():
+                ready.set_exception(e)
+            raise
+        finally:
+            await gate.close()
+
+    thread = threading.Thread(target=asyncio.run, args=(run(),), daemon=True)
+    thread.start()
+    url, stop = ready.result(timeout=10)
+    try:
+        yield url
+    finally:
+        stop()
+        thread.join(timeout=10)
+        assert not thread.is_alive(), "the tool server did not stop"
+
+
+ServeGate = Callable[..., Served]
+
+
+def tool_context(postgres: PostgresInstance, tmp_path: Path) -> ToolContext:
+    return ToolContext(
+        dsn=postgres.dsn(database="app"),
+        observer_dsn=postgres.dsn(database="app", application_name="dbabench-observer"),
+        pg_log_dir=postgres.log_dir,
+        business_log=tmp_path / "business.jsonl",
+        # Nothing listens there: query_metrics must turn that into an observation.
+        prometheus_url=f"http://127.0.0.1:{free_port()}",
+        instance=StatusOnlyControl(postgres),
+    )
+
+
+@pytest.fixture
+def serve_gate(postgres: PostgresInstance, tmp_path: Path) -> Iterator[ServeGate]:
+    ctx = tool_context(postgres, tmp_path)
+    numbers = itertools.count()
+    with ExitStack() as stack:
+        def start(max_steps: int = 100, **ctx_changes: Any) -> Served:
+            trace = tmp_path / f"trace-{next(numbers)}.jsonl"
+            task = AgentTask(scenario="tool-server", symptom="checkouts time out",
+                             tools=list(TOOL_NAMES), max_steps=max_steps, timeout_seconds=300)
+            url = stack.enter_context(served_gate(
+                dataclasses.replace(ctx, **ctx_changes), trace,
+                Budget(max_steps=max_steps, timeout_seconds=300), task))
+            return Served(url, trace)
+
+        yield start
+
+
+@pytest.fixture
+def served(serve_gate: ServeGate) -> Served:
+    return serve_gate()
+
+
+@pytest.fixture
+def client(served: Served) -> Iterator[ToolClient]:
+    with served.client() as c:
+        yield c
+
+
+def refused(call: Callable[[], Any]) -> ToolServerError:
+    with pytest.raises(ToolServerError) as info:
+        call()
+    return info.value
+
+
+# -- what the agent is told ------------------------------------------------------------------
+
+def test_task_and_tools(served: Served, client: ToolClient) -> None:
+    task = client.task()
+    assert task["symptom"] == "checkouts time out"
+    assert task["max_steps"] == 100 and task["tools"] == list(TOOL_NAMES)
+
+    tools = {t["name"]: t for t in client.tools()}
+    assert set(tools) == set(TOOL_NAMES) == {s.name for s in TOOL_SPECS}
+    for tool in tools.values():
+        assert len(tool["description"]) > 100
+        assert tool["parameters"]["type"] == "object" and tool["parameters"]["properties"]
+    assert tools["execute_sql"]["parameters"]["required"] == ["sql"]
+    # snake_case, as the agent must send the arguments
+    assert "max_rows" in tools["execute_sql"]["parameters"]["properties"]
+    assert set(tools["manage_instance"]["parameters"]["properties"]["action"]["enum"]) >= {
+        "status", "config_set", "restart"}
+    assert served.events() == []
+
+
+def test_healthz_needs_no_token(served: Served) -> None:
+    response = httpx.get(f"{served.url}/healthz")
+    assert response.status_code == 200 and response.json() == {"ok": True}
+
+
+# -- tool calls ------------------------------------------------------------------------------
+
+def test_execute_sql_round_trip(served: Served, client: ToolClient) -> None:
+    out = client.call("execute_sql", sql="SELECT 1 AS one, 'x' AS two")
+    assert out["ok"], out
+    result = out["observation"]["results"][0]
+    assert result["columns"] == ["one", "two"] and result["rows"] == [[1, "x"]]
+
+    event = served.events()[-1]
+    assert (event.kind, event.tool, event.seq) == ("tool", "execute_sql", out["seq"])
+    assert event.args == {"sql": "SELECT 1 AS one, 'x' AS two"}
+
+
+def test_failed_calls_are_observations(served: Served, client: ToolClient) -> None:
+    bad_args = client.call("execute_sql", max_rows=3)
+    assert not bad_args["ok"] and "sql" in bad_args["error"]
+
+    metrics = client.call("query_metrics", query="up")
+    assert not metrics["ok"] and "Prometheus is unreachable" in metrics["error"]
+
+    status = client.call("manage_instance", action="status")
+    assert status["ok"] and status["observation"]["running"] is True
+    assert [e.ok for e in served.events()] == [False, False, True]
+
+
+def test_unknown_tool_is_404_and_not_charged(served: Served, client: ToolClient) -> None:
+    error = refused(lambda: client.call("drop_everything", sql="DROP DATABASE app"))
+    assert error.status == 404 and "execute_sql" in error.message
+    assert served.events() == []
+
+
+@pytest.mark.parametrize("body", [b"[1, 2]", b'"sql"', b"not json", b""])
+def test_body_must_be_a_json_object(served: Served, body: bytes) -> None:
+    headers = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
+    for path in ("/v1/tools/execute_sql", "/v1/report", "/v1/events/thought"):
+        response = httpx.post(f"{served.url}{path}", content=body, headers=headers)
+        assert response.status_code == 400, (path, response.text)
+        assert "JSON object" in response.json()["error"]
+    assert served.events() == []
+
+
+def test_oversized_body_is_413(served: Served, client: ToolClient) -> None:
+    error = refused(lambda: client.call("execute_sql", sql="-- " + "x" * MAX_BODY_BYTES))
+    assert error.status == 413
+    assert served.events() == []
+    assert client.call("execute_sql", sql="SELECT 1")["ok"], "the server must still serve"
+
+
+def test_budget_exhaustion_is_429_from_then_on(serve_gate: ServeGate) -> None:
+    served = serve_gate(max_steps=2)
+    with served.client() as client:
+        for _ in range(2):
+            assert client.call("execute_sql", sql="SELECT 1")["ok"]
+        for _ in range(2):
+            error = refused(lambda: client.call("execute_sql", sql="SELECT 1"))
+            assert error.status == 429 and "budget" in error.message
+        # the report is still wanted once the budget is spent
+        assert client.report(VALID_REPORT) == {"ok": True}
+    kinds = [e.kind for e in served.events()]
+    assert kinds == ["tool", "tool", "budget", "budget", "report"]
+    assert "step budget" in (served.events()[2].error or "")
+
+
+# -- report and agent-side events ------------------------------------------------------------
+
+def test_report_accepted_and_traced(served: Served, client: ToolClient) -> None:
+    assert client.report(VALID_REPORT) == {"ok": True}
+    event = served.events()[-1]
+    assert event.kind == "report" and event.ok
+    assert event.observation["root_cause_type"] == "stale_statistics"
+
+
+def test_invalid_report_is_422_naming_the_field(served: Served, client: ToolClient) -> None:
+    error = refused(lambda: client.report({**VALID_REPORT, "root_cause_type": "",
+                                           "affected_objects": "orders"}))
+    assert error.status == 422
+    assert "root_cause_type" in error.message and "affected_objects" in error.message
+    event = served.events()[-1]
+    assert event.kind == "report" and not event.ok and "affected_objects" in (event.error or "")
+
+
+def test_thought_and_model_events(served: Served, client: ToolClient) -> None:
+    client.think("the waits started with the settlement job")
+    client.model_call("gpt-test", {"input_tokens": 1200, "cached_input_tokens": 1000,
+                                   "output_tokens": 80}, text="call execute_sql")
+    thought, model = served.events()
+    assert thought.kind == "thought" and thought.text == "the waits started with the settlement job"
+    assert model.kind == "model" and model.model == "gpt-test" and model.text == "call execute_sql"
+    assert model.usage is not None
+    assert (model.usage.input_tokens, model.usage.cached_input_tokens,
+            model.usage.output_tokens) == (1200, 1000, 80)
+
+    error = refused(lambda: client.model_call("gpt-test", {"input_tokens": "many"}))
+    assert error.status == 422 and "input_tokens" in error.message
+    assert len(served.events()) == 2
+
+
+# -- access ----------------------------------------------------------------------------------
+
+def test_wrong_or_missing_token_is_401(served: Served) -> None:
+    with served.client(token="not-the-token") as wrong:
+        for call in (wrong.task, wrong.tools, lambda: wrong.call("execute_sql", sql="SELECT 1"),
+                     lambda: wrong.report(VALID_REPORT), lambda: wrong.think("hello")):
+            error = refused(call)
+            assert error.status == 401 and "token" in error.message
+    response = httpx.get(f"{served.url}/v1/task")
+    assert response.status_code == 401
+    assert response.headers["WWW-Authenticate"].startswith("Bearer")
+    assert served.events() == []
+
+
+def test_harness_failure_is_500_and_traced(serve_gate: ServeGate) -> None:
+    # The observer connection is the harness's own: a cancel needs it to see the sessions.
+    served = serve_gate(observer_dsn=f"host=127.0.0.1 port={free_port()} dbname=app"
+                                     " connect_timeout=2")
+    with served.client() as client:
+        error = refused(lambda: client.call("execute_sql", sql="SELECT pg_cancel_backend(0)"))
+    assert error.status == 500 and "harness" in error.message
+    event = served.events()[-1]
+    assert event.kind == "infra" and "OperationalError" in (event.error or "")
+
+
+def test_binds_loopback_and_stops(postgres: PostgresInstance, tmp_path: Path) -> None:
+    task = AgentTask(scenario="s", symptom="s", tools=["execute_sql"], max_steps=5,
+                     timeout_seconds=60)
+    with served_gate(tool_context(postgres, tmp_path), tmp_path / "trace.jsonl",
+                     Budget(max_steps=5, timeout_seconds=60), task) as url:
+        assert url.startswith("http://127.0.0.1:")
+        with ToolClient(url, TOKEN) as client:
+            # only the task's tools are offered
+            assert [t["name"] for t in client.tools()] == ["execute_sql"]
+            assert refused(lambda: client.call("read_log", source="business")).status == 404
+            assert client.call("execute_sql", sql="SELECT 1")["ok"]
+    with ToolClient(url, TOKEN) as client:
+        assert refused(client.task).status is None
