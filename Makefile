@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 SCENARIO ?= stale-stats-lock-chain
 PYTEST_ARGS ?=
 
-.PHONY: demo test deps system-deps venv bench-reset lint crds clean
+.PHONY: demo test deps system-deps venv bench-reset lint crds images kind-cluster clean
 
 demo: deps
 	$(BIN)/dbabench run $(SCENARIO) --agent reference
@@ -36,6 +36,17 @@ crds: venv
 
 lint: deps
 	$(BIN)/lint-imports
+
+# For users with a container engine; CI and the tests need neither.
+ENGINE ?= $(shell command -v podman || command -v docker)
+IMAGE  ?= dbabench:0.1.0
+
+images:
+	$(ENGINE) build -f agent-images/Containerfile -t $(IMAGE) .
+
+kind-cluster: images
+	kind create cluster --name dbabench
+	kind load docker-image $(IMAGE) --name dbabench
 
 clean:
 	rm -rf $(VENV) .dbabench build *.egg-info
