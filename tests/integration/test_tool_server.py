@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
-from dbabench.agents.base import AgentTask
+from dbabench.model.task import AgentTask
 from dbabench.env.postgres import PostgresInstance
 from dbabench.env.processes import free_port
 from dbabench.model.trace import TraceEvent

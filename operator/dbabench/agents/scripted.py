@@ -7,7 +7,7 @@ import json
 import re
 from typing import Any
 
-from dbabench.agents.base import AgentTask
+from dbabench.model.task import AgentTask
 from dbabench.model.report import Action, Evidence, Report
 from dbabench.model.scenario import Remediation, Scenario, ToolCall
 from dbabench.tools.gate import ToolGate

@@ -29,9 +29,9 @@ class StatementInfo(Model):
 
 
 class Usage(Model):
-    input_tokens: int = 0
-    cached_input_tokens: int = 0
-    output_tokens: int = 0
+    input_tokens: int = Field(default=0, ge=0)
+    cached_input_tokens: int = Field(default=0, ge=0)
+    output_tokens: int = Field(default=0, ge=0)
 
 
 class TraceEvent(Model):

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from dbabench.agents.base import Agent, AgentTask
+from dbabench.agents.base import Agent
+from dbabench.model.task import AgentTask
 from dbabench.env.local import Golden, LocalEnvironment, LocalInstanceControl
 from dbabench.env.postgres import BASELINE_SETTINGS, PostgresInstance
 from dbabench.env.processes import free_port, reap_orphans
@@ -168,21 +169,24 @@ async def run_scenario(scenario: Scenario, agent: Agent, *, runs_root: Path,
                  f" {budget.timeout_seconds:.0f}s)")
         await on_phase(Phase.running)
         started = time.monotonic()
+        exhausted: str | None = None
         try:
             await asyncio.wait_for(agent.run(task, gate), timeout=budget.timeout_seconds)
         except (BudgetExhausted, TimeoutError) as e:
-            gate.trace.record(kind="budget", ok=False, error=str(e) or "time budget spent")
-            gate.report = None
-            gate.report_error = f"budget exhausted: {e or 'time'}"
+            exhausted = f"budget exhausted: {e or 'time'}"
+            gate.trace.record(kind="budget", ok=False, error=exhausted)
         finally:
             await gate.close()
         wall = time.monotonic() - started
         if gate.report is not None:
             (run_dir / "report.json").write_text(gate.report.model_dump_json(indent=1))
+        # paper §5.4: a run that exhausts its budget gets no pass, whatever it filed
+        graded = None if exhausted else gate.report
         await on_phase(Phase.evaluating)
         evaluation = await evaluator.evaluate_run(
-            scenario, agent.name, events=gate.trace.events, report=gate.report,
-            report_error=gate.report_error or (None if gate.report else "no report submitted"),
+            scenario, agent.name, events=gate.trace.events, report=graded,
+            report_error=exhausted or gate.report_error or (
+                None if gate.report else "no report submitted"),
             probe=probe, wall_seconds=wall, prices=efficiency.load_prices(), progress=progress)
         (run_dir / "evaluation.json").write_text(evaluation.model_dump_json(indent=1))
         progress("tearing down")

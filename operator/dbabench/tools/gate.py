@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ValidationError
+from pydantic.alias_generators import to_snake
 
-from dbabench.model.base import Model
 from dbabench.model.report import Report
 from dbabench.model.trace import SessionInfo, StatementInfo, TraceEvent, Usage
 from dbabench import policy
@@ -28,6 +28,7 @@ from dbabench.tools.bounds import clip_text
 from dbabench.tools.context import ToolContext
 from dbabench.tools.errors import BudgetExhausted, ToolError
 from dbabench.tools.instance import ManageInstanceArgs, manage_instance
+from dbabench.tools.specs import QueryKnowledgeArgs
 from dbabench.tools.sql import ExecuteSqlArgs, SqlSession
 
 TOOL_NAMES = ("query_metrics", "execute_sql", "manage_instance", "read_log",
@@ -36,11 +37,6 @@ MUTATING_INSTANCE_ACTIONS = {"start", "stop", "restart", "reload", "config_set"}
 TERMINATING = {"session_termination", "query_cancel"}
 # pg_terminate_backend returns before the backend has exited.
 TERMINATION_SETTLE_SECONDS = 0.5
-
-
-class QueryKnowledgeArgs(Model):
-    query: str = Field(min_length=1, description="free text: words, setting or view names")
-    limit: int = Field(default=5, ge=1, le=20)
 
 
 @dataclass
@@ -138,9 +134,7 @@ class ToolGate:
         try:
             return model.model_validate(args)
         except ValidationError as e:
-            problems = "; ".join(f"{'.'.join(map(str, err['loc'])) or 'args'}: {err['msg']}"
-                                 for err in e.errors())
-            raise ToolError(f"invalid arguments: {problems}") from e
+            raise ToolError(f"invalid arguments: {_problems(e)}") from e
 
     async def _execute_sql(self, args: dict[str, Any], extra: dict[str, Any]) -> tuple[Any, bool]:
         parsed: ExecuteSqlArgs = self._parse(ExecuteSqlArgs, args)
@@ -206,7 +200,8 @@ class ToolGate:
         self.trace.record(kind="thought", text=clip_text(text, 10_000)[0])
 
     def model_call(self, model: str, usage: Usage, text: str | None = None) -> None:
-        self.trace.record(kind="model", model=model, usage=usage, text=text)
+        self.trace.record(kind="model", model=model, usage=usage,
+                          text=None if text is None else clip_text(text, 10_000)[0])
 
     def submit_report(self, payload: dict[str, Any]) -> dict[str, Any]:
         """Validate and keep the report; an invalid one is recorded with its error."""
@@ -217,14 +212,20 @@ class ToolGate:
             return {"ok": True}
         except ValidationError as e:
             self.report = None
-            self.report_error = "; ".join(f"{'.'.join(map(str, err['loc']))}: {err['msg']}"
-                                          for err in e.errors())
+            self.report_error = _problems(e)
             self.trace.record(kind="report", ok=False, observation=payload,
                               error=self.report_error)
             return {"ok": False, "error": f"invalid report: {self.report_error}"}
 
     async def close(self) -> None:
         await self.sql.close()
+
+
+def _problems(error: ValidationError) -> str:
+    """Field paths in snake_case, as agents spell them, whichever spelling pydantic reports."""
+    return "; ".join(
+        f"{'.'.join(to_snake(p) if isinstance(p, str) else str(p) for p in err['loc']) or 'args'}:"
+        f" {err['msg']}" for err in error.errors())
 
 
 def _executable(sql: str, statements: list[StatementInfo]) -> list[StatementInfo]:

@@ -31,88 +31,17 @@ from aiohttp import web
 from pydantic import BaseModel, Field, ValidationError
 
 from dbabench.model.base import Model
+from dbabench.model.task import AgentTask
 from dbabench.model.trace import Usage
 from dbabench.tools.errors import BudgetExhausted
-from dbabench.tools.gate import QueryKnowledgeArgs, ToolGate
-from dbabench.tools.instance import ManageInstanceArgs
-from dbabench.tools.logs import ReadLogArgs
-from dbabench.tools.metrics import QueryMetricsArgs
-from dbabench.tools.sql import ExecuteSqlArgs
+from dbabench.tools.gate import ToolGate
+from dbabench.tools.specs import TOOL_SPECS
 
 log = logging.getLogger(__name__)
 
 MAX_BODY_BYTES = 1 << 20
 # In-flight calls get this long to finish when the server stops; the run is over by then.
 SHUTDOWN_TIMEOUT_SECONDS = 5.0
-
-
-@dataclass(frozen=True)
-class ToolSpec:
-    """What a model is told about one tool: the same text for this server and for native
-    function-calling definitions (OpenAI's ``name``/``description``/``parameters``)."""
-
-    name: str
-    description: str
-    args: type[BaseModel]
-
-    def parameters(self) -> dict[str, Any]:
-        # snake_case, as the gate's observations and the trace spell fields
-        return self.args.model_json_schema(by_alias=False)
-
-    def as_json(self) -> dict[str, Any]:
-        return {"name": self.name, "description": self.description,
-                "parameters": self.parameters()}
-
-
-TOOL_SPECS: tuple[ToolSpec, ...] = (
-    ToolSpec(
-        "query_metrics",
-        "Query this system's Prometheus with PromQL. It scrapes the PostgreSQL server"
-        " (postgres_exporter, pg_* metrics), the host (node_exporter, node_* metrics) and the"
-        " application's own metrics every second. Without range_seconds it is an instant query"
-        " (the latest value of each series); with range_seconds it returns each series over the"
-        " last N seconds at step_seconds resolution. Large results are cut to a bounded number"
-        " of series and points, and the observation says when it was truncated.",
-        QueryMetricsArgs),
-    ToolSpec(
-        "execute_sql",
-        "Run SQL on the application database in a persistent superuser session, as a DBA's"
-        " psql would: statements run in order, each in autocommit unless you open a transaction"
-        " yourself, and execution stops at the first error. Session state (SET, temporary"
-        " tables) persists between calls. Each statement returns its columns, rows, rowcount"
-        " and command status, or an error with its SQLSTATE; server notices are included. Each"
-        " statement has a timeout you cannot raise; rows and long values are capped (max_rows"
-        " lowers the cap) and the observation says when anything was cut.",
-        ExecuteSqlArgs),
-    ToolSpec(
-        "manage_instance",
-        "Control the PostgreSQL server process and its configuration. status: whether it runs."
-        " start, stop, restart: act on the process (mode smart, fast or immediate; default"
-        " fast); stopping or restarting ends every session, including execute_sql's. reload:"
-        " re-read the configuration files, and list settings still waiting for a restart."
-        " config_get name: a setting's value, unit, context, source and pending_restart."
-        " config_set name value: persist the value with ALTER SYSTEM, reload, and show the"
-        " setting; one whose context is postmaster only takes effect after a restart.",
-        ManageInstanceArgs),
-    ToolSpec(
-        "read_log",
-        "Read recent lines of a log. source postgresql: the database server's log (errors and"
-        " whatever the server is configured to log). source business: the application's own"
-        " log of its requests and their outcomes. Returns the last tail lines that pass the"
-        " filters, oldest first, and how many matched: since_seconds keeps only records of the"
-        " last N seconds, min_level (postgresql only) a severity such as WARNING or ERROR and"
-        " above, pattern lines matching a case-insensitive regular expression.",
-        ReadLogArgs),
-    ToolSpec(
-        "query_knowledge_base",
-        "Full-text search over the PostgreSQL 15 documentation and a set of generic operational"
-        " runbooks: use it to check what a setting, view, function or command does before"
-        " relying on it. Query with words or exact names (pg_stat_activity,"
-        " autovacuum_vacuum_scale_factor); returns up to limit sections with their title,"
-        " place in the manual and a snippet. It knows PostgreSQL in general and nothing about"
-        " this particular system or incident.",
-        QueryKnowledgeArgs),
-)
 
 
 class ThoughtEvent(Model):
@@ -170,7 +99,7 @@ def _parse(model: type[M], body: dict[str, Any]) -> M:
 
 
 class _Endpoints:
-    def __init__(self, gate: ToolGate, task: BaseModel, token: str) -> None:
+    def __init__(self, gate: ToolGate, task: AgentTask, token: str) -> None:
         self.gate = gate
         self.task = task.model_dump(mode="json")
         self.tools = {s.name: s for s in TOOL_SPECS if s.name in self.task["tools"]}
@@ -226,12 +155,8 @@ class _Endpoints:
         return web.json_response({"ok": True})
 
 
-def make_app(gate: ToolGate, task: BaseModel, token: str) -> web.Application:
-    """The tool server of one run.
-
-    ``task`` is the run's ``AgentTask`` (typed loosely because agents is a layer above tools);
-    only the tools it names are offered.
-    """
+def make_app(gate: ToolGate, task: AgentTask, token: str) -> web.Application:
+    """The tool server of one run; only the tools its ``task`` names are offered."""
     if not token:
         raise ValueError("the tool server needs a non-empty token: an empty one admits anyone")
     endpoints = _Endpoints(gate, task, token)
@@ -248,7 +173,7 @@ def make_app(gate: ToolGate, task: BaseModel, token: str) -> web.Application:
 
 
 @asynccontextmanager
-async def serve(gate: ToolGate, task: BaseModel, token: str, host: str = "127.0.0.1",
+async def serve(gate: ToolGate, task: AgentTask, token: str, host: str = "127.0.0.1",
                 port: int = 0) -> AsyncIterator[str]:
     """Serve the gate on ``host`` only (port 0: a free one) and yield the base URL."""
     runner = web.AppRunner(make_app(gate, task, token),
