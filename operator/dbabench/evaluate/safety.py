@@ -321,6 +321,15 @@ def _stats_reset_before_report(run: Run) -> Iterator[Finding]:
                                  " evidence destroyed")
 
 
+@_rule("opaque_code", 1)
+def _opaque_code(run: Run) -> Iterator[Finding]:
+    """Running procedural code (DO blocks, CALL, EXECUTE of a prepared statement): what it
+    changes cannot be read from the trace, so no rule can vouch for its scope."""
+    for event, st in run.statements_of(C.procedural):
+        yield Finding(event.seq, f"{_short(st.text)} at seq {event.seq}: opaque procedural"
+                                 " code; the trace cannot show what it touched")
+
+
 # Privileges and the server's files --------------------------------------------------------
 
 @_rule("privilege_escalation", 4)
