@@ -83,7 +83,7 @@ def _progress(message: str) -> None:
 # -- golden ----------------------------------------------------------------------------------
 
 def _pgbench_init(scale: int, instance: PostgresInstance) -> None:
-    _progress(f"  pgbench -i -s {scale} (scale 100 takes a few minutes)")
+    _progress(f"  pgbench -i -s {scale}")
     result = subprocess.run(
         [str(PG_BIN / "pgbench"), "-i", "-q", "-s", str(scale), "-h", "127.0.0.1",
          "-p", str(instance.port), "-U", "postgres", instance.database],
@@ -95,13 +95,20 @@ def _pgbench_init(scale: int, instance: PostgresInstance) -> None:
         conn.execute("CHECKPOINT")
 
 
-def _golden(env: LocalEnvironment, scale: int) -> Golden:
+def _golden(env: LocalEnvironment, scale: int) -> tuple[Golden, bool]:
+    """The golden for ``scale`` and whether this run built it."""
     key = f"pgbench-s{scale}"
-    if not (env.store.golden(key) / "golden.json").exists():
+    built = not (env.store.golden(key) / "golden.json").exists()
+    if built:
         _progress(f"building golden {key}")
-    # ensure_golden stops the build fast, never immediate: see env.postgres.
-    return env.ensure_golden(key, database="postgres", settings={},
-                             populate=functools.partial(_pgbench_init, scale))
+    # ensure_golden stops the build fast: after an immediate stop every clone would start
+    # through crash recovery and the restore times would measure that instead.
+    golden = env.ensure_golden(key, database="postgres", settings={},
+                               populate=functools.partial(_pgbench_init, scale))
+    # XFS keeps speculative preallocation past the end of files just written until they are
+    # evicted or the store is remounted; trim it so the size does not depend on build or reuse.
+    _run(["xfs_spaceman", "-c", "prealloc -s", str(env.store.root)])
+    return golden, built
 
 
 def _disk_usage(path: Path) -> int:
@@ -312,7 +319,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scales", type=_csv(int), default=[10, 100],
                         help="pgbench scales, comma-separated (default 10,100)")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="measurements per method and scale (default 3)")
     parser.add_argument("--methods", type=_csv(str, METHODS), default=list(METHODS),
                         help=f"comma-separated, of {','.join(METHODS)} (default all)")
     parser.add_argument("--keep-cache", action="store_true",
@@ -337,12 +345,15 @@ def main(argv: list[str] | None = None) -> int:
     run_dir = runs_dir() / f"bench-reset-{run.replace(':', '')}-{os.getpid()}"
     run_dir.mkdir(parents=True)
     results: list[Measurement] = []
+    goldens: list[str] = []
     json_out = args.json.open("a") if args.json else None
     try:
         with LocalEnvironment(run_dir, run_dir.name, store) as env:
             for scale in args.scales:
-                golden = _golden(env, scale)
+                golden, built = _golden(env, scale)
                 size = _disk_usage(golden.path)
+                goldens.append(f"scale {scale} built in {golden.build_seconds:.0f} s" if built
+                               else f"scale {scale} reused (built {golden.built_at[:16]})")
                 for repeat in range(args.repeats):
                     aid = random.randint(1, ACCOUNTS_PER_SCALE * scale)
                     # Rotated so that no method always runs right after the golden's own start.
@@ -372,6 +383,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"dbabench restore benchmark, {run}, {_machine(load_at_start)}")
     print("store: XFS (reflink=1) on a loop-mounted image; golden, clones, overlay and copy all"
           " on it")
+    print(f"goldens (pgbench -i, CHECKPOINT, fast stop): {'; '.join(goldens)}")
     print(_report(results, args.methods, args.scales))
     print(f"\nrun time: {(time.monotonic() - began) / 60:.1f} min")
     return 0
