@@ -1,11 +1,11 @@
 """A real Kubernetes control plane for the cluster tests, started once per session.
 
-etcd, kube-apiserver, kube-controller-manager and kwok run as our own processes on loopback
-ports, from the binaries that scripts/build-k8s.sh builds from Go modules (no container
-engine, no download of release binaries). kube-controller-manager is what envtest lacks:
-without it nothing garbage-collects, namespaces never finish deleting and no service account
-appears. kwok stands in for kubelets: pods bound to its fake node go Running, no container
-ever starts. There is no scheduler, so a pod only lands on the fake node through nodeName.
+etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok run as our own
+processes on loopback ports, from the binaries that scripts/build-k8s.sh builds from Go
+modules (no container engine, no download of release binaries). kube-controller-manager is
+what envtest lacks: without it nothing garbage-collects, namespaces never finish deleting,
+no service account appears and a StatefulSet makes no pods. kwok stands in for kubelets:
+pods on its one fake node go Running, but no container ever starts.
 """
 
 from __future__ import annotations
@@ -33,10 +33,6 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 BUILD_SCRIPT = REPO / "scripts" / "build-k8s.sh"
 FAKE_NODE = "kwok-node-0"
-# Stage files that build-k8s.sh takes out of the kwok module: the ones kwokctl itself feeds
-# its kwok controller (node init + heartbeat with a lease, pod ready/complete/delete).
-KWOK_STAGES = ("node-initialize.yaml", "node-heartbeat-with-lease.yaml",
-               "pod-ready.yaml", "pod-complete.yaml", "pod-delete.yaml")
 STARTUP_TIMEOUT = 90.0
 
 
@@ -148,8 +144,9 @@ def _make_pki(pki: Path) -> None:
     leaves = {"apiserver": ("server", "/CN=kube-apiserver"),
               # system:masters bypasses RBAC: the tests and kwok act as cluster admin.
               "admin": ("client", "/O=system:masters/CN=dbabench-admin"),
-              # The name the bootstrap RBAC policy binds to system:kube-controller-manager.
-              "controller-manager": ("client", "/CN=system:kube-controller-manager")}
+              # The users the bootstrap RBAC policy grants the components' roles to.
+              "controller-manager": ("client", "/CN=system:kube-controller-manager"),
+              "scheduler": ("client", "/CN=system:kube-scheduler")}
     for name, (ext, subject) in leaves.items():
         _openssl(pki, "req", "-new", "-config", "openssl.cnf", *ec, "-keyout", f"{name}.key",
                  "-out", f"{name}.csr", "-subj", subject)
@@ -268,7 +265,8 @@ def _fake_node() -> dict[str, Any]:
 @pytest.fixture(scope="session")
 def control_plane() -> Iterator[ControlPlane]:
     bins = bin_dir()
-    stages = bins.parent / "kwok-stages"
+    # Picked by build-k8s.sh out of the kwok module (the set kwokctl itself uses).
+    stages = sorted((bins.parent / "kwok-stages").glob("*.yaml"))
     root = Path(tempfile.mkdtemp(prefix="dbabench-k8s-"))
     procs = _Processes(root)
     try:
@@ -277,9 +275,9 @@ def control_plane() -> Iterator[ControlPlane]:
         etcd_port, etcd_peer, api_port = _free_port(), _free_port(), _free_port()
         server = f"https://127.0.0.1:{api_port}"
         admin_kubeconfig = root / "admin.kubeconfig"
-        kcm_kubeconfig = root / "controller-manager.kubeconfig"
         _write_kubeconfig(admin_kubeconfig, server, pki, "admin")
-        _write_kubeconfig(kcm_kubeconfig, server, pki, "controller-manager")
+        for user in ("controller-manager", "scheduler"):
+            _write_kubeconfig(root / f"{user}.kubeconfig", server, pki, user)
 
         etcd_url = f"http://127.0.0.1:{etcd_port}"
         peer_url = f"http://127.0.0.1:{etcd_peer}"
@@ -311,7 +309,8 @@ def control_plane() -> Iterator[ControlPlane]:
         procs.wait_for("kube-apiserver", lambda: _https_ok(f"{server}/readyz", tls))
 
         procs.start("kube-controller-manager", [
-            str(bins / "kube-controller-manager"), f"--kubeconfig={kcm_kubeconfig}",
+            str(bins / "kube-controller-manager"),
+            f"--kubeconfig={root / 'controller-manager.kubeconfig'}",
             "--controllers=*", "--use-service-account-credentials=true",
             f"--service-account-private-key-file={pki / 'sa.key'}",
             f"--root-ca-file={pki / 'ca.crt'}",
@@ -322,6 +321,9 @@ def control_plane() -> Iterator[ControlPlane]:
             # No HTTPS endpoint: nothing scrapes it, and its default port (10257) could
             # clash with another cluster on the machine.
             "--secure-port=0", "--profiling=false"])
+        procs.start("kube-scheduler", [
+            str(bins / "kube-scheduler"), f"--kubeconfig={root / 'scheduler.kubeconfig'}",
+            "--leader-elect=false", "--secure-port=0", "--profiling=false"])
 
         procs.start("kwok", [
             str(bins / "kwok"), f"--kubeconfig={admin_kubeconfig}",
@@ -331,7 +333,7 @@ def control_plane() -> Iterator[ControlPlane]:
             # controller keeps the node Ready instead of tainting it unreachable.
             "--node-lease-duration-seconds=40",
             "--cidr=10.244.0.0/16",
-            *(f"--config={stages / s}" for s in KWOK_STAGES)])
+            *(f"--config={s}" for s in stages)])
 
         plane = ControlPlane(kubeconfig=admin_kubeconfig, server=server, bin_dir=bins)
         plane.kubectl("create", "-f", "-", stdin=json.dumps(_fake_node()))

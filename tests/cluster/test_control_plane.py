@@ -106,21 +106,23 @@ def test_crd_accepts_valid_and_rejects_invalid_objects(api: client.ApiClient,
     assert "spec.replicas" in rejected.value.body
 
 
+@pytest.mark.parametrize("bound", [True, False], ids=["node-name", "scheduled"])
 def test_pod_on_the_fake_node_runs(control_plane: ControlPlane, api: client.ApiClient,
-                                   namespace: str) -> None:
+                                   namespace: str, bound: bool) -> None:
     core = client.CoreV1Api(api)
     # The ServiceAccount admission plugin refuses pods until kube-controller-manager has
     # given the new namespace its default service account.
     eventually(lambda: core.list_namespaced_service_account(
         namespace, field_selector="metadata.name=default").items, "default service account")
+    # nodeName skips the scheduler; without it kube-scheduler has to place the pod.
     core.create_namespaced_pod(namespace, client.V1Pod(
         metadata=client.V1ObjectMeta(name="db"),
-        # No scheduler runs: nodeName binds the pod directly.
-        spec=client.V1PodSpec(node_name=control_plane.fake_node, containers=[
+        spec=client.V1PodSpec(node_name=control_plane.fake_node if bound else None, containers=[
             client.V1Container(name="postgres", image="postgres:16")])))
 
     pod = eventually(lambda: (p := core.read_namespaced_pod("db", namespace)).status.phase
                      == "Running" and p, "pod Running")
+    assert pod.spec.node_name == control_plane.fake_node
     ready = {c.type: c.status for c in pod.status.conditions}
     assert ready.get("Ready") == "True"
     assert pod.status.pod_ip
