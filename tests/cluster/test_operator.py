@@ -22,7 +22,7 @@ import httpx
 import pytest
 import yaml
 
-from dbabench.env.processes import free_port
+from dbabench.env.processes import free_port, reap_orphans
 
 if TYPE_CHECKING:
     from conftest import ControlPlane
@@ -101,6 +101,10 @@ def operator(control_plane: ControlPlane, crds: None, scratch_root: Path) -> Ite
         yield op
     finally:
         op.stop()
+        # a run the test killed the operator under, and that no later run reaped
+        reap_orphans(runs)
+        # pytest shows captured output of failed tests only: the operator's side of the story
+        print(op.log.read_text(errors="replace")[-20000:])
 
 
 def get(plane: ControlPlane, kind: str, name: str, namespace: str) -> dict[str, Any] | None:

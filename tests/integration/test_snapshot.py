@@ -152,3 +152,23 @@ def test_interrupted_run_leaves_nothing_behind(tmp_path: Path) -> None:
     run_dir = next(tmp_path.iterdir())
     assert not (run_dir / "pids.json").exists()
     assert (run_dir / "logs" / "postgresql").exists()
+
+
+def test_clones_of_dead_owners_are_reaped_with_their_server(scratch_root: Path) -> None:
+    cache = scratch_root / "reap-cache"
+    cache.mkdir()
+    store = SnapshotStore(cache, "copy")
+    store.acquire()
+    golden = store.golden("g")
+    (golden / "pgdata").mkdir(parents=True)
+    mine = store.clone(golden, "mine")
+    dead = store.clone(golden, "dead")
+    # a stand-in postmaster: its command line names the clone's data directory
+    server = subprocess.Popen(["/bin/sh", "-c", "sleep 300", str(dead / "pgdata")])
+    (dead / "pgdata" / "postmaster.pid").write_text(f"{server.pid}\n")
+    (dead / ".owner").write_text(str(subprocess.run(["/bin/true"]).returncode or 999_999))
+    notes = store.reap_abandoned_clones()
+    assert server.wait(timeout=10) != 0
+    assert notes == ["removed abandoned clone dead"]
+    assert mine.exists() and not dead.exists()
+    store.release()

@@ -18,6 +18,7 @@ import contextlib
 import fcntl
 import os
 import shutil
+import signal
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -25,11 +26,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from dbabench.env.processes import alive
+from dbabench.env.processes import alive, stop_pid
 
 Strategy = Literal["reflink", "xfs-loop", "copy"]
 
 IMAGE_SIZE = "64G"  # sparse: costs only what is written
+OWNER_FILE = ".owner"
 
 
 class SnapshotError(RuntimeError):
@@ -101,6 +103,7 @@ class SnapshotStore:
         """Make the store usable for this process (mounts the XFS image if it is the first)."""
         if self.strategy != "xfs-loop":
             self._dirs()
+            self.reap_abandoned_clones()
             return
         self.root.mkdir(parents=True, exist_ok=True)
         with _locked(self.cache / "store-xfs.lock"):
@@ -111,7 +114,8 @@ class SnapshotStore:
                 _run(["mount", "-o", "loop,noatime", str(self.image), str(self.root)])
             holders.append(os.getpid())
             self._write_holders(holders)
-        self._dirs()
+            self._dirs()
+            self.reap_abandoned_clones()
 
     def release(self) -> None:
         """Drop one hold of this process; the last one out unmounts."""
@@ -135,7 +139,23 @@ class SnapshotStore:
             raise SnapshotError(f"clone {target} already exists")
         flag = "--reflink=always" if self.strategy in ("reflink", "xfs-loop") else "--reflink=never"
         _run(["cp", "-a", flag, str(golden), str(target)])
+        (target / OWNER_FILE).write_text(str(os.getpid()))
         return target
+
+    def reap_abandoned_clones(self) -> list[str]:
+        """Stop the servers of clones whose owning process died (SIGKILL, power loss) and
+        delete the clones; their servers would otherwise run on and keep the store busy."""
+        done = []
+        for clone in (self.root / "clones").iterdir():
+            owner = clone / OWNER_FILE
+            if not owner.exists() or alive(int(owner.read_text() or 0)):
+                continue
+            postmaster = _postmaster_pid(clone / "pgdata")
+            if postmaster is not None:
+                stop_pid(postmaster, sig=signal.SIGQUIT)
+            self.discard(clone)
+            done.append(f"removed abandoned clone {clone.name}")
+        return done
 
     def discard(self, path: Path) -> None:
         if path.exists():
@@ -165,6 +185,17 @@ class SnapshotStore:
 
     def _write_holders(self, holders: list[int]) -> None:
         (self.cache / "store-xfs.holders").write_text("\n".join(map(str, sorted(holders))))
+
+
+def _postmaster_pid(pgdata: Path) -> int | None:
+    """The live postmaster serving ``pgdata``, if any (checked against /proc, since a stale
+    postmaster.pid may name a pid the kernel has given to something else)."""
+    try:
+        pid = int((pgdata / "postmaster.pid").read_text().split("\n", 1)[0])
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except (OSError, ValueError):
+        return None
+    return pid if str(pgdata).encode() in argv and alive(pid) else None
 
 
 def _run(argv: list[str]) -> None:
