@@ -127,10 +127,6 @@ async def reconcile_scenario(body: kopf.Body, name: str, namespace: str, memo: k
                                        generation=generation)})
 
 
-def _unfinished(status: dict[str, Any], **_: Any) -> bool:
-    return Phase(status.get("phase", Phase.pending.value)) not in st.TERMINAL
-
-
 class Run:
     """Status writes of one AgentRun; every phase change goes through here."""
 
@@ -167,9 +163,14 @@ class Run:
         await self.enter(phase, reason, **extra)
 
 
-@kopf.daemon(*AGENTRUNS, when=_unfinished, cancellation_timeout=120)
-async def drive_agentrun(body: kopf.Body, spec: kopf.Spec, name: str, namespace: str,
-                         memo: kopf.Memo, logger: logging.Logger, **_: Any) -> None:
+# No ``when`` filter on the phase: kopf would cancel the daemon the moment its own final status
+# write lands, racing the bookkeeping after it. A finished run's daemon returns at once.
+@kopf.daemon(*AGENTRUNS, cancellation_timeout=120)
+async def drive_agentrun(body: kopf.Body, spec: kopf.Spec, status: kopf.Status, name: str,
+                         namespace: str, memo: kopf.Memo, logger: logging.Logger,
+                         **_: Any) -> None:
+    if Phase(status.get("phase", Phase.pending.value)) in st.TERMINAL:
+        return
     memo.metrics.reconciles.labels("agentrun").inc()
     run = Run(body, memo)
     existing = await memo.api.get(namespace, "evaluations", name)
