@@ -312,13 +312,6 @@ def test_cluster_wide_service_account_reaches_every_namespace_but_no_secrets(
         control_plane.kubectl("delete", "namespace", ns, "--wait=false", check=False)
 
 
-@pytest.mark.xfail(
-    strict=True, raises=AssertionError,
-    reason="kopf lists namespaces and watches CRDs cluster-wide unless settings.scanning.disabled "
-           "is set; the chart rightly grants nothing cluster-scoped in namespaced mode, so kopf "
-           "retries 403s for ~55 s before falling back. The operator should set "
-           "settings.scanning.disabled = True when run with --namespace; then this passes in "
-           "seconds (checked by hand). strict: drop this marker once it does.")
 def test_operator_with_only_the_chart_permissions_marks_an_invalid_scenario_failed(
         control_plane: ControlPlane, release: str, sa_kubeconfig: Path, tmp_path: Path) -> None:
     # Duplicate condition ids pass the CRD's schema (it cannot express uniqueness by field),

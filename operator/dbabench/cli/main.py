@@ -134,7 +134,12 @@ def _operator(args: argparse.Namespace) -> int:
     from dbabench.operator import handlers  # noqa: F401  (registers the handlers with kopf)
 
     kopf.configure(verbose=args.verbose)
-    kopf.run(standalone=True, clusterwide=not args.namespace, namespaces=args.namespace or ())
+    settings = kopf.OperatorSettings()
+    # Namespaced, the chart grants nothing cluster-wide: kopf must not try to list
+    # namespaces and CRDs (it would retry the refusals for about a minute before working).
+    settings.scanning.disabled = bool(args.namespace)
+    kopf.run(standalone=True, clusterwide=not args.namespace, namespaces=args.namespace or (),
+             settings=settings)
     return EXIT_OK
 
 
