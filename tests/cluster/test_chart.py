@@ -12,11 +12,10 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import yaml
@@ -24,6 +23,8 @@ import yaml
 from dbabench.cli.main import crd_files
 from dbabench.env.processes import free_port
 from dbabench.operator.handlers import OperatorConfig
+
+from waiting import eventually
 
 if TYPE_CHECKING:
     from conftest import ControlPlane
@@ -34,20 +35,6 @@ REPO = Path(__file__).resolve().parents[2]
 CHART = REPO / "charts" / "dbabench"
 SCENARIO_FILE = REPO / "scenarios" / "composite" / "stale-stats-lock-chain.yaml"
 RELEASE = "bench"
-T = TypeVar("T")
-
-
-def eventually(probe: Callable[[], T | None], what: str, timeout: float = 30) -> T:
-    deadline = time.monotonic() + timeout
-    while True:
-        got = probe()
-        if got:
-            return got
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not within {timeout:.0f} s")
-        time.sleep(0.3)
-
-
 def render(plane: ControlPlane, *sets: str, namespace: str = "dbabench") -> list[dict[str, Any]]:
     args = [a for s in sets for a in ("--set", s)]
     out = plane.run("helm", "template", RELEASE, str(CHART), "--namespace", namespace,

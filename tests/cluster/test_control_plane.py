@@ -5,33 +5,20 @@ test."""
 
 from __future__ import annotations
 
-import time
 import uuid
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 
+from waiting import eventually
+
 if TYPE_CHECKING:
     from conftest import ControlPlane
 
 pytestmark = pytest.mark.cluster
-
-T = TypeVar("T")
-
-
-def eventually(probe: Callable[[], T | None], what: str, timeout: float = 30) -> T:
-    deadline = time.monotonic() + timeout
-    while True:
-        got = probe()
-        if got:
-            return got
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not within {timeout:.0f} s")
-        time.sleep(0.2)
-
 
 @pytest.fixture(scope="module")
 def api(control_plane: ControlPlane) -> Iterator[client.ApiClient]:

@@ -12,17 +12,18 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
 import yaml
 
 from dbabench.env.processes import free_port, reap_orphans
+
+from waiting import eventually
 
 if TYPE_CHECKING:
     from conftest import ControlPlane
@@ -31,20 +32,6 @@ pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[2]
 SCENARIO_FILE = REPO / "scenarios" / "composite" / "stale-stats-lock-chain.yaml"
-T = TypeVar("T")
-
-
-def eventually(probe: Callable[[], T | None], what: str, timeout: float = 60) -> T:
-    deadline = time.monotonic() + timeout
-    while True:
-        got = probe()
-        if got:
-            return got
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not within {timeout:.0f} s")
-        time.sleep(0.5)
-
-
 class Operator:
     """``dbabench operator`` as a process we can kill and start again."""
 

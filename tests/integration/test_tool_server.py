@@ -29,6 +29,8 @@ from dbabench.tools.context import ToolContext
 from dbabench.tools.gate import TOOL_NAMES, Budget, ToolGate, TraceWriter
 from dbabench.tools.server import MAX_BODY_BYTES, TOOL_SPECS, serve
 
+from shared_instance import SharedInstanceControl
+
 pytestmark = pytest.mark.integration
 
 TOKEN = "test-token-3f9c1a"
@@ -41,25 +43,6 @@ VALID_REPORT = {
                  "statement": "ANALYZE orders"}],
     "verification": "plan is an index scan again",
 }
-
-
-class StatusOnlyControl:
-    """The session-wide server is shared with other modules: it may be looked at, not stopped."""
-
-    def __init__(self, instance: PostgresInstance) -> None:
-        self.instance = instance
-
-    def status(self) -> dict[str, object]:
-        return {"running": self.instance.running(), "port": self.instance.port}
-
-    def start(self) -> None:
-        raise AssertionError("the shared instance is not these tests' to start")
-
-    def stop(self, mode: str) -> None:
-        raise AssertionError("the shared instance is not these tests' to stop")
-
-    def restart(self, mode: str) -> None:
-        raise AssertionError("the shared instance is not these tests' to restart")
 
 
 @dataclass
@@ -120,7 +103,7 @@ def tool_context(postgres: PostgresInstance, tmp_path: Path) -> ToolContext:
         business_log=tmp_path / "business.jsonl",
         # Nothing listens there: query_metrics must turn that into an observation.
         prometheus_url=f"http://127.0.0.1:{free_port()}",
-        instance=StatusOnlyControl(postgres),
+        instance=SharedInstanceControl(postgres),
     )
 
 

@@ -31,6 +31,8 @@ from dbabench.tools.errors import BudgetExhausted
 from dbabench.tools.gate import Budget, ToolGate, TraceWriter
 from dbabench.workload.businesslog import BusinessEvent, BusinessLogWriter
 
+from shared_instance import SharedInstanceControl
+
 # The async fixtures live on the session loop; the tests must share it, or a connection opened
 # in a fixture would be used from another loop.
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="session")]
@@ -61,26 +63,6 @@ class OwnInstanceControl:
     def restart(self, mode: str) -> None:
         self.stop(mode)
         self.start()
-
-
-class SharedInstanceControl:
-    """Status of the session-wide server; other test modules need it up, so no process control."""
-
-    def __init__(self, instance: PostgresInstance) -> None:
-        self.instance = instance
-
-    def status(self) -> dict[str, object]:
-        return {"running": self.instance.running(), "pid": self.instance.pid,
-                "port": self.instance.port}
-
-    def start(self) -> None:
-        raise AssertionError("the shared instance is not these tests' to start")
-
-    def stop(self, mode: str) -> None:
-        raise AssertionError("the shared instance is not these tests' to stop")
-
-    def restart(self, mode: str) -> None:
-        raise AssertionError("the shared instance is not these tests' to restart")
 
 
 @pytest.fixture(scope="module")
