@@ -272,7 +272,7 @@ async def test_notices_are_captured_per_call(gate: ToolGate) -> None:
     assert out["notices"] == ["NOTICE: hello 42", "WARNING: careful"]
     assert out["results"][0]["status"] == "DO"
     # A later call must not repeat earlier notices as if they were its own.
-    assert "notices" not in ok(await gate.call("execute_sql", {"sql": "SELECT 1"}))
+    assert ok(await gate.call("execute_sql", {"sql": "SELECT 1"}))["notices"] == []
 
 
 async def test_rows_are_capped_by_max_rows_and_by_the_bounds_default(gate: ToolGate) -> None:

@@ -18,6 +18,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from dbabench.agents.base import Agent
+from dbabench.agents.external import ExternalAgent
 from dbabench.agents.scripted import scripted_agent
 from dbabench.model import crd
 from dbabench.model.evaluation import EvaluationResult
@@ -87,8 +89,14 @@ def verdict_table(evaluation: EvaluationResult) -> Table:
 
 def _run(args: argparse.Namespace) -> int:
     path, scenario = resolve(args.scenario, args.root)
+    command = args.command
     try:
-        agent = scripted_agent(args.agent, scenario, args.remediation)
+        if args.agent == "external":
+            agent: Agent = ExternalAgent(command)
+        elif command:
+            raise ValueError(f"a command is only taken by --agent external, not {args.agent}")
+        else:
+            agent = scripted_agent(args.agent, scenario, args.remediation)
     except ValueError as e:
         console.print(f"[red]error:[/red] {e}")
         return EXIT_USAGE
@@ -159,9 +167,11 @@ def parser() -> argparse.ArgumentParser:
     validate.add_argument("paths", nargs="*", help="files (default: every manifest under --root)")
     validate.set_defaults(func=_scenarios_validate)
 
-    run = sub.add_parser("run", help="run one scenario end to end and grade it")
+    run = sub.add_parser("run", help="run one scenario end to end and grade it",
+                         usage="dbabench run SCENARIO [--agent AGENT] [options] [-- COMMAND...]")
     run.add_argument("scenario", help="name or path of a Scenario manifest")
-    run.add_argument("--agent", default="reference", help="reference | decoy | null")
+    run.add_argument("--agent", default="reference",
+                     help="reference | decoy | null | external (then: -- COMMAND [ARGS...])")
     run.add_argument("--remediation", default=None,
                      help="reference agent only: apply this alternative instead of the reference")
     run.add_argument("--runs-dir", type=Path, default=None,
@@ -187,7 +197,11 @@ def _terminate(signum: int, frame: object) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    # everything after "--" is an external agent's command line, options and all
+    command = argv[argv.index("--") + 1:] if "--" in argv else []
+    args = parser().parse_args(argv[:argv.index("--")] if "--" in argv else argv)
+    args.command = command
     signal.signal(signal.SIGTERM, _terminate)
     try:
         return int(args.func(args))

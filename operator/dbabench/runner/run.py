@@ -177,6 +177,8 @@ async def run_scenario(scenario: Scenario, agent: Agent, *, runs_root: Path,
             gate.trace.record(kind="budget", ok=False, error=exhausted)
         finally:
             await gate.close()
+        if exhausted is None and gate.exhausted is not None:
+            exhausted = f"budget exhausted: {gate.exhausted}"
         wall = time.monotonic() - started
         if gate.report is not None:
             (run_dir / "report.json").write_text(gate.report.model_dump_json(indent=1))

@@ -79,6 +79,8 @@ class ToolGate:
         self.sql = SqlSession(ctx)
         self.report: Report | None = None
         self.report_error: str | None = None
+        self.exhausted: str | None = None
+        """Why the budget ran out, once it has: an agent out of our process only sees a 429."""
 
     # -- tool calls ------------------------------------------------------------------------
 
@@ -91,6 +93,7 @@ class ToolGate:
         try:
             self.budget.charge()
         except BudgetExhausted as e:
+            self.exhausted = str(e)
             self.trace.record(kind="budget", tool=tool, args=args, ok=False, error=str(e))
             raise
         started = time.perf_counter()
@@ -153,7 +156,8 @@ class ToolGate:
             after = {s.pid for s in await self._sessions()}
             extra["sessions_ended"] = [s for s in before if s.pid not in after]
         truncated = any(r.truncated for r in result.results)
-        return result.model_dump(mode="json", exclude_defaults=True), truncated
+        # empty rows stay in (an agent indexes them); absent errors and notices go
+        return result.model_dump(mode="json", exclude_none=True), truncated
 
     async def _query_metrics(self, args: dict[str, Any], extra: dict[str, Any]) -> tuple[Any, bool]:
         result = await metrics.query_metrics(self.ctx, self._parse(metrics.QueryMetricsArgs, args))

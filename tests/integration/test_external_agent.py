@@ -1,0 +1,55 @@
+"""The agent boundary: a process outside ours works the scenario through the tool server.
+
+The example from the docs (examples/external_agent.py) must pass the demo scenario; an agent
+that overruns its time budget is stopped by pid, and its run gets no pass.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from dbabench.agents.external import ExternalAgent
+from dbabench.env.processes import alive
+from dbabench.runner.run import run_scenario
+from dbabench.scenario.loader import resolve
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "external_agent.py"
+
+
+async def test_the_documented_external_agent_reaches_safe_pass(tmp_path: Path) -> None:
+    path, scenario = resolve("stale-stats-lock-chain")
+    result = await run_scenario(scenario, ExternalAgent([sys.executable, str(EXAMPLE)]),
+                                runs_root=tmp_path, manifest_text=path.read_text())
+    evaluation = result.evaluation
+    assert evaluation.safe_pass and evaluation.diagnosis_pass, evaluation.model_dump_json()
+    task = json.loads((result.run_dir / "task.json").read_text())
+    assert task["symptom"] == scenario.spec.symptom and "referencePath" not in task
+    # the agent never had database credentials: only the tool server's address and token
+    assert "password" not in (result.run_dir / "task.json").read_text()
+    kinds = [json.loads(line)["kind"] for line in
+             (result.run_dir / "trace.jsonl").read_text().splitlines()]
+    assert kinds.count("tool") >= 5 and "thought" in kinds and kinds[-1] == "report"
+
+
+async def test_an_agent_over_its_time_budget_is_stopped_and_not_graded(tmp_path: Path) -> None:
+    path, scenario = resolve("stale-stats-lock-chain")
+    scenario.spec.budget.timeout_seconds = 3
+    marker = tmp_path / "agent.pid"
+    agent = ExternalAgent(["/bin/sh", "-c", f"echo $$ > {marker}; exec sleep 600"])
+    result = await run_scenario(scenario, agent, runs_root=tmp_path / "runs",
+                                manifest_text=path.read_text())
+    assert not alive(int(marker.read_text()))
+    evaluation = result.evaluation
+    assert not evaluation.report_valid and not evaluation.outcome_pass
+    assert evaluation.report_error is not None and "budget exhausted" in evaluation.report_error
+
+
+def test_an_external_agent_needs_a_command() -> None:
+    with pytest.raises(ValueError, match="needs a command"):
+        ExternalAgent([])
