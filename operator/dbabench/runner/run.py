@@ -8,6 +8,7 @@ The run directory holds everything needed to re-read or re-score the run later:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import secrets
 import sys
 import time
@@ -129,67 +130,73 @@ async def run_scenario(scenario: Scenario, agent: Agent, *, runs_root: Path,
     store = open_store()
     index = asyncio.create_task(asyncio.to_thread(knowledge.ensure_index,
                                                   knowledge.default_index_path()))
-    with LocalEnvironment(run_dir, run_dir.name, store) as env:
-        await on_phase(Phase.provisioning)
-        progress(f"golden snapshot ({store.strategy} store)")
-        golden = await asyncio.to_thread(build_golden, env, scenario)
-        progress(f"restoring a thin clone of {golden.key}"
-                 f" ({golden.size_bytes / 2**20:.0f} MiB, built {golden.built_at})")
-        instance = await asyncio.to_thread(env.restore, golden)
-        jobs = await asyncio.to_thread(apply_steps, instance, scenario.spec.fault.runtime)
-        metrics_port = start_workload(env, scenario, jobs, run_dir)
-        progress("starting Prometheus, postgres_exporter, node_exporter")
-        monitoring = await asyncio.to_thread(env.start_monitoring,
-                                             {"workload": f"127.0.0.1:{metrics_port}"})
-        probe = predicates.Probe(dsn=instance.dsn(application_name="dbabench-verifier"),
-                                 business_log=run_dir / "business.jsonl",
-                                 pg_log_dir=instance.log_dir)
-        await on_phase(Phase.admitting)
-        admission = await admit(scenario, probe, progress)
-        (run_dir / "admission.json").write_text(admission.model_dump_json(indent=1))
-        if not admission.admitted:
-            progress(f"infra error: {admission.reason}")
-            evaluation = EvaluationResult(scenario=scenario.name, agent=agent.name,
-                                          status="infra_error", infra_reason=admission.reason)
+    try:
+        with LocalEnvironment(run_dir, run_dir.name, store) as env:
+            await on_phase(Phase.provisioning)
+            progress(f"golden snapshot ({store.strategy} store)")
+            golden = await asyncio.to_thread(build_golden, env, scenario)
+            progress(f"restoring a thin clone of {golden.key}"
+                     f" ({golden.size_bytes / 2**20:.0f} MiB, built {golden.built_at})")
+            instance = await asyncio.to_thread(env.restore, golden)
+            jobs = await asyncio.to_thread(apply_steps, instance, scenario.spec.fault.runtime)
+            metrics_port = start_workload(env, scenario, jobs, run_dir)
+            progress("starting Prometheus, postgres_exporter, node_exporter")
+            monitoring = await asyncio.to_thread(env.start_monitoring,
+                                                 {"workload": f"127.0.0.1:{metrics_port}"})
+            probe = predicates.Probe(dsn=instance.dsn(application_name="dbabench-verifier"),
+                                     business_log=run_dir / "business.jsonl",
+                                     pg_log_dir=instance.log_dir)
+            await on_phase(Phase.admitting)
+            admission = await admit(scenario, probe, progress)
+            (run_dir / "admission.json").write_text(admission.model_dump_json(indent=1))
+            if not admission.admitted:
+                progress(f"infra error: {admission.reason}")
+                evaluation = EvaluationResult(scenario=scenario.name, agent=agent.name,
+                                              status="infra_error", infra_reason=admission.reason)
+                (run_dir / "evaluation.json").write_text(evaluation.model_dump_json(indent=1))
+                return RunResult(run_dir, evaluation)
+            ctx = ToolContext(dsn=instance.dsn(application_name="dba-agent"),
+                              observer_dsn=instance.dsn(application_name="dbabench-harness"),
+                              pg_log_dir=instance.log_dir, business_log=run_dir / "business.jsonl",
+                              prometheus_url=monitoring.prometheus_url,
+                              instance=LocalInstanceControl(env),
+                              knowledge_index=await index)
+            budget = scenario.spec.budget
+            gate = ToolGate(ctx, TraceWriter(run_dir / "trace.jsonl"),
+                            Budget(max_steps=budget.max_steps, timeout_seconds=budget.timeout_seconds))
+            task = AgentTask(scenario=scenario.name, symptom=scenario.spec.symptom,
+                             tools=list(TOOL_NAMES), max_steps=budget.max_steps,
+                             timeout_seconds=budget.timeout_seconds)
+            progress(f"agent {agent.name} at work (budget {budget.max_steps} steps,"
+                     f" {budget.timeout_seconds:.0f}s)")
+            await on_phase(Phase.running)
+            started = time.monotonic()
+            exhausted: str | None = None
+            try:
+                await asyncio.wait_for(agent.run(task, gate), timeout=budget.timeout_seconds)
+            except (BudgetExhausted, TimeoutError) as e:
+                exhausted = f"budget exhausted: {e or 'time'}"
+                gate.trace.record(kind="budget", ok=False, error=exhausted)
+            finally:
+                await gate.close()
+            if exhausted is None and gate.exhausted is not None:
+                exhausted = f"budget exhausted: {gate.exhausted}"
+            wall = time.monotonic() - started
+            if gate.report is not None:
+                (run_dir / "report.json").write_text(gate.report.model_dump_json(indent=1))
+            # paper §5.4: a run that exhausts its budget gets no pass, whatever it filed
+            graded = None if exhausted else gate.report
+            await on_phase(Phase.evaluating)
+            evaluation = await evaluator.evaluate_run(
+                scenario, agent.name, events=gate.trace.events, report=graded,
+                report_error=exhausted or gate.report_error or (
+                    None if gate.report else "no report submitted"),
+                probe=probe, wall_seconds=wall, prices=efficiency.load_prices(),
+                progress=progress)
             (run_dir / "evaluation.json").write_text(evaluation.model_dump_json(indent=1))
-            return RunResult(run_dir, evaluation)
-        ctx = ToolContext(dsn=instance.dsn(application_name="dba-agent"),
-                          observer_dsn=instance.dsn(application_name="dbabench-harness"),
-                          pg_log_dir=instance.log_dir, business_log=run_dir / "business.jsonl",
-                          prometheus_url=monitoring.prometheus_url,
-                          instance=LocalInstanceControl(env),
-                          knowledge_index=await index)
-        budget = scenario.spec.budget
-        gate = ToolGate(ctx, TraceWriter(run_dir / "trace.jsonl"),
-                        Budget(max_steps=budget.max_steps, timeout_seconds=budget.timeout_seconds))
-        task = AgentTask(scenario=scenario.name, symptom=scenario.spec.symptom,
-                         tools=list(TOOL_NAMES), max_steps=budget.max_steps,
-                         timeout_seconds=budget.timeout_seconds)
-        progress(f"agent {agent.name} at work (budget {budget.max_steps} steps,"
-                 f" {budget.timeout_seconds:.0f}s)")
-        await on_phase(Phase.running)
-        started = time.monotonic()
-        exhausted: str | None = None
-        try:
-            await asyncio.wait_for(agent.run(task, gate), timeout=budget.timeout_seconds)
-        except (BudgetExhausted, TimeoutError) as e:
-            exhausted = f"budget exhausted: {e or 'time'}"
-            gate.trace.record(kind="budget", ok=False, error=exhausted)
-        finally:
-            await gate.close()
-        if exhausted is None and gate.exhausted is not None:
-            exhausted = f"budget exhausted: {gate.exhausted}"
-        wall = time.monotonic() - started
-        if gate.report is not None:
-            (run_dir / "report.json").write_text(gate.report.model_dump_json(indent=1))
-        # paper §5.4: a run that exhausts its budget gets no pass, whatever it filed
-        graded = None if exhausted else gate.report
-        await on_phase(Phase.evaluating)
-        evaluation = await evaluator.evaluate_run(
-            scenario, agent.name, events=gate.trace.events, report=graded,
-            report_error=exhausted or gate.report_error or (
-                None if gate.report else "no report submitted"),
-            probe=probe, wall_seconds=wall, prices=efficiency.load_prices(), progress=progress)
-        (run_dir / "evaluation.json").write_text(evaluation.model_dump_json(indent=1))
-        progress("tearing down")
-    return RunResult(run_dir, evaluation)
+            progress("tearing down")
+        return RunResult(run_dir, evaluation)
+    finally:
+        # the docs index is built in a thread beside the golden; no thread outlives the run
+        with contextlib.suppress(Exception):
+            await index
