@@ -167,8 +167,11 @@ def test_clones_of_dead_owners_are_reaped_with_their_server(scratch_root: Path) 
     server = subprocess.Popen(["/bin/sh", "-c", "sleep 300", str(dead / "pgdata")])
     (dead / "pgdata" / "postmaster.pid").write_text(f"{server.pid}\n")
     (dead / ".owner").write_text(str(subprocess.run(["/bin/true"]).returncode or 999_999))
+    # a backend whose postmaster was SIGKILLed: no pid file names it, its cwd is the clone
+    orphan = subprocess.Popen(["/bin/sleep", "300"], cwd=dead / "pgdata")
     notes = store.reap_abandoned_clones()
     assert server.wait(timeout=10) != 0
+    assert orphan.wait(timeout=10) != 0
     assert notes == ["removed abandoned clone dead"]
     assert mine.exists() and not dead.exists()
     store.release()

@@ -159,8 +159,11 @@ class PostgresInstance:
     def start(self, procs: ProcessTable, *, timeout: float = 60.0) -> None:
         if self.pid is not None:
             raise PostgresError(f"instance on port {self.port} is already running (pid {self.pid})")
+        # Unless stopped on purpose (stop()), a run's server is discarded with its clone:
+        # immediate shutdown, which also takes every backend down with the postmaster.
         proc = procs.spawn("postgres", [str(PG_BIN / "postgres"), "-D", str(self.pgdata)],
-                           log=self.home / "postmaster.out", as_postgres=True)
+                           log=self.home / "postmaster.out", as_postgres=True,
+                           stop_signal=signal.SIGQUIT)
         self.pid = proc.pid
         deadline = time.monotonic() + timeout
         last_error: Exception | None = None

@@ -28,6 +28,7 @@ class ProcessRecord(Model):
     name: str
     argv0: str
     started_at: float
+    stop_signal: int = int(signal.SIGTERM)
 
 
 class PidFile(Model):
@@ -119,7 +120,10 @@ class ProcessTable:
     _popen: dict[int, subprocess.Popen[bytes]] = field(default_factory=dict)
 
     def spawn(self, name: str, argv: list[str], *, log: Path, env: dict[str, str] | None = None,
-              as_postgres: bool = False, cwd: Path | None = None) -> subprocess.Popen[bytes]:
+              as_postgres: bool = False, cwd: Path | None = None,
+              stop_signal: int = signal.SIGTERM) -> subprocess.Popen[bytes]:
+        """Start and record a child; ``stop_signal`` is how it is stopped when the run ends
+        (or is reaped after a crash), e.g. SIGQUIT for a postmaster whose data is discarded."""
         out = open(log, "ab")
         try:
             proc = subprocess.Popen(
@@ -130,22 +134,20 @@ class ProcessTable:
             )
         finally:
             out.close()
-        self.adopt(name, proc.pid, argv[0])
+        self.records.append(ProcessRecord(pid=proc.pid, name=name, argv0=argv[0],
+                                          started_at=time.time(), stop_signal=int(stop_signal)))
+        self._save()
         self._popen[proc.pid] = proc
         return proc
-
-    def adopt(self, name: str, pid: int, argv0: str) -> None:
-        """Record a process we did not fork ourselves (the postmaster that pg_ctl starts)."""
-        self.records.append(ProcessRecord(pid=pid, name=name, argv0=argv0,
-                                          started_at=time.time()))
-        self._save()
 
     def forget(self, pid: int) -> None:
         self.records = [r for r in self.records if r.pid != pid]
         self._popen.pop(pid, None)
         self._save()
 
-    def stop(self, pid: int, *, sig: int = signal.SIGTERM, timeout: float = 10.0) -> None:
+    def stop(self, pid: int, *, sig: int | None = None, timeout: float = 10.0) -> None:
+        if sig is None:
+            sig = next((r.stop_signal for r in self.records if r.pid == pid), signal.SIGTERM)
         stop_pid(pid, sig=sig, timeout=timeout)
         proc = self._popen.get(pid)
         if proc is not None:
@@ -178,9 +180,9 @@ def reap_orphans(runs_root: Path) -> list[str]:
             continue
         if data.owner != os.getpid() and alive(data.owner):
             continue
-        for record in data.processes:
+        for record in reversed(data.processes):
             if alive(record.pid) and _cmdline0(record.pid) == record.argv0:
-                stop_pid(record.pid)
+                stop_pid(record.pid, sig=record.stop_signal)
                 done.append(f"stopped leftover {record.name} pid {record.pid} of {pid_file.parent.name}")
         pid_file.unlink(missing_ok=True)
     return done

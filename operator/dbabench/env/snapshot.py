@@ -153,6 +153,9 @@ class SnapshotStore:
             postmaster = _postmaster_pid(clone / "pgdata")
             if postmaster is not None:
                 stop_pid(postmaster, sig=signal.SIGQUIT)
+            # backends orphaned by a postmaster that was SIGKILLed still sit in the clone
+            for pid in _processes_inside(clone):
+                stop_pid(pid, sig=signal.SIGKILL)
             self.discard(clone)
             done.append(f"removed abandoned clone {clone.name}")
         return done
@@ -196,6 +199,21 @@ def _postmaster_pid(pgdata: Path) -> int | None:
     except (OSError, ValueError):
         return None
     return pid if str(pgdata).encode() in argv and alive(pid) else None
+
+
+def _processes_inside(directory: Path) -> list[int]:
+    """Pids whose working directory is in ``directory`` (a PostgreSQL backend's is pgdata)."""
+    inside = []
+    prefix = str(directory.resolve()) + "/"
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cwd = os.readlink(entry / "cwd")
+            except OSError:
+                continue
+            if (cwd + "/").startswith(prefix):
+                inside.append(int(entry.name))
+    return inside
 
 
 def _run(argv: list[str]) -> None:
