@@ -30,6 +30,8 @@ from typing import IO, Any
 
 import pytest
 
+from dbabench.env.processes import stop_pid
+
 REPO = Path(__file__).resolve().parents[2]
 BUILD_SCRIPT = REPO / "scripts" / "build-k8s.sh"
 FAKE_NODE = "kwok-node-0"
@@ -221,13 +223,8 @@ class _Processes:
     def stop_all(self) -> None:
         # Clients first, etcd last, so nothing spends its shutdown retrying a dead server.
         for name, proc, log in reversed(self.running):
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-                try:
-                    proc.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait(timeout=10)
+            stop_pid(proc.pid, timeout=10)
+            proc.wait()
             log.close()
         self.running.clear()
 
@@ -348,3 +345,13 @@ def control_plane() -> Iterator[ControlPlane]:
     finally:
         procs.stop_all()
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def crds(control_plane: ControlPlane) -> None:
+    """dbabench's CRDs, applied server-side once, so tests never fight over field ownership
+    (the chart is then installed with --skip-crds)."""
+    control_plane.kubectl("apply", "--server-side", "-f", str(REPO / "crds"))
+    for plural in ("scenarios", "agentruns", "evaluations"):
+        control_plane.kubectl("wait", "--for=condition=Established", "--timeout=30s",
+                              f"crd/{plural}.dbabench.io")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import uuid
@@ -21,7 +20,7 @@ import pytest
 import yaml
 
 from dbabench.cli.main import crd_files
-from dbabench.env.processes import free_port
+from dbabench.env.processes import free_port, stop_pid
 from dbabench.operator.handlers import OperatorConfig
 
 from waiting import eventually
@@ -160,16 +159,6 @@ def test_chart_crds_are_the_generated_ones() -> None:
 
 
 # --- installed into the test cluster ---------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def crds(control_plane: ControlPlane) -> None:
-    # Server-side apply, the same way test_operator.py does, so the two never fight over
-    # field ownership; helm then installs with --skip-crds.
-    control_plane.kubectl("apply", "--server-side", "-f", str(REPO / "crds"))
-    for plural in ("scenarios", "agentruns", "evaluations"):
-        control_plane.kubectl("wait", "--for=condition=Established", "--timeout=30s",
-                              f"crd/{plural}.dbabench.io")
-
 
 @pytest.fixture(scope="module")
 def release(control_plane: ControlPlane, crds: None) -> Iterator[str]:
@@ -335,11 +324,6 @@ def test_operator_with_only_the_chart_permissions_marks_an_invalid_scenario_fail
         # is a permission the operator wanted and the chart did not grant
         assert "403" not in text and "Forbidden" not in text, text[-5000:]
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        stop_pid(proc.pid, timeout=20)
+        proc.wait()
         print(log.read_text(errors="replace")[-20000:])

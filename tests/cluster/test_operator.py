@@ -21,7 +21,7 @@ import httpx
 import pytest
 import yaml
 
-from dbabench.env.processes import free_port, reap_orphans
+from dbabench.env.processes import free_port, reap_orphans, stop_pid
 
 from waiting import eventually
 
@@ -53,22 +53,10 @@ class Operator:
                 env=env, stdout=out, stderr=subprocess.STDOUT)
 
     def stop(self, sig: int = signal.SIGTERM) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            try:
-                self.proc.wait(timeout=150)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        if self.proc is not None:
+            stop_pid(self.proc.pid, sig=sig, timeout=150)
+            self.proc.wait()
         self.proc = None
-
-
-@pytest.fixture(scope="module")
-def crds(control_plane: ControlPlane) -> None:
-    control_plane.kubectl("apply", "--server-side", "-f", str(REPO / "crds"))
-    for plural in ("scenarios", "agentruns", "evaluations"):
-        control_plane.kubectl("wait", "--for=condition=Established", "--timeout=30s",
-                              f"crd/{plural}.dbabench.io")
 
 
 @pytest.fixture
