@@ -200,6 +200,30 @@ class ToolCall(Model):
     args: dict[str, SettingValue | list[str] | None] = Field(default_factory=dict)
 
 
+class Signal(Model):
+    """Which units of a hop's observation support the causal path; the rest are noise.
+
+    Units (paper §4.2): a row of each SQL statement, a log line, a knowledge-base hit, a point
+    of a time series. Environmental complexity C = 1 - signal units / all units over the path.
+    """
+
+    match: str = Field(
+        min_length=1,
+        description="regular expression, searched case-insensitively in a unit's text: a row's"
+                    " cells joined by ' | ', a log line, a hit's title and snippet, a series'"
+                    " labels as name=value joined by ', '")
+    op: Comparison | None = Field(
+        default=None, description="time series only: a point is signal when its series matches"
+                                  " and its value satisfies op value (inside the causal window)")
+    value: float | None = None
+
+    @model_validator(mode="after")
+    def _op_with_value(self) -> "Signal":
+        if (self.op is None) != (self.value is None):
+            raise ValueError("op and value go together")
+        return self
+
+
 class Hop(Model):
     state: str = Field(description="the diagnostic state reached")
     evidence: str = Field(description="what in the observation supports it")
@@ -207,6 +231,10 @@ class Hop(Model):
     expect: str | None = Field(
         default=None,
         description="regular expression the observation must match for the hop to count")
+    signal: Signal | None = Field(
+        default=None,
+        description="the units of this call's observation that are evidence; required to"
+                    " measure the scenario's complexity C")
 
 
 class RemediationStep(Model):
