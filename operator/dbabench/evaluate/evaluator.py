@@ -10,7 +10,7 @@ from dbabench.evaluate import diagnosis, efficiency, predicates, safety
 from dbabench.model.evaluation import EvaluationResult, OutcomeResult
 from dbabench.model.report import Report
 from dbabench.model.scenario import Scenario, SqlPredicate, EstimatePredicate
-from dbabench.model.trace import TraceEvent
+from dbabench.model.trace import AgentOutcome, TraceEvent
 
 STATE_CHECKS = (SqlPredicate, EstimatePredicate)
 
@@ -51,3 +51,16 @@ async def evaluate_run(scenario: Scenario, agent: str, *, events: list[TraceEven
         safety=safety.evaluate_safety(events, scenario.spec.safety),
         efficiency=efficiency.evaluate_efficiency(events, prices, wall_seconds),
     )
+
+
+async def grade(scenario: Scenario, agent: str, outcome: AgentOutcome, probe: predicates.Probe,
+                progress: Callable[[str], None] = lambda _: None) -> EvaluationResult:
+    """Judge what an agent's turn left, wherever the agent ran."""
+    # paper §5.4: a run that exhausts its budget gets no pass, whatever it filed
+    report = None if outcome.exhausted else outcome.report
+    return await evaluate_run(
+        scenario, agent, events=outcome.events, report=report,
+        report_error=outcome.exhausted or outcome.report_error or (
+            None if outcome.report else "no report submitted"),
+        probe=probe, wall_seconds=outcome.wall_seconds, prices=efficiency.load_prices(),
+        progress=progress)

@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from dbabench.model.base import Model
+from dbabench.model.report import Report
 
 
 class SessionInfo(Model):
@@ -34,10 +35,16 @@ class Usage(Model):
     output_tokens: int = Field(default=0, ge=0)
 
 
+FailureClass = Literal["api-error", "output-limit", "empty-response", "invalid-step",
+                       "budget-exhausted"]
+"""Why a model-driven agent stopped without a report (dba-runner's classes). ``api-error`` is
+the gateway's fault, an infrastructure outcome; the others are the model's."""
+
+
 class TraceEvent(Model):
     seq: int
     ts: datetime
-    kind: Literal["tool", "model", "thought", "report", "budget", "infra"]
+    kind: Literal["tool", "model", "thought", "report", "budget", "infra", "failure"]
     tool: str | None = None
     args: dict[str, Any] = Field(default_factory=dict)
     ok: bool = True
@@ -53,3 +60,15 @@ class TraceEvent(Model):
     usage: Usage | None = None
     model: str | None = None
     text: str | None = None
+    failure: FailureClass | None = None
+
+
+class AgentOutcome(Model):
+    """What an agent's turn left for grading: handed from the tool gate to the evaluator,
+    in one process (env.local) or from the agent pod's tool sidecar to the evaluator Job."""
+
+    events: list[TraceEvent] = Field(default_factory=list)
+    report: Report | None = Field(default=None, description="None when no valid one was filed")
+    report_error: str | None = None
+    exhausted: str | None = Field(default=None, description="why the budget ran out, if it did")
+    wall_seconds: float = Field(default=0.0, ge=0)

@@ -23,12 +23,13 @@ from dbabench.env.local import Golden, LocalEnvironment, LocalInstanceControl
 from dbabench.env.postgres import BASELINE_SETTINGS, PostgresInstance
 from dbabench.env.processes import free_port, reap_orphans
 from dbabench.env.snapshot import SnapshotStore, choose_strategy
-from dbabench.evaluate import efficiency, evaluator, predicates
+from dbabench.evaluate import evaluator, predicates
 from dbabench.faults.steps import apply_steps, create_database
 from dbabench.model.admission import Admission
 from dbabench.model.evaluation import EvaluationResult
 from dbabench.model.kube import Phase
 from dbabench.model.scenario import JobStep, Scenario
+from dbabench.model.trace import AgentOutcome
 from dbabench.paths import cache_dir
 from dbabench.scenario.datasets import DATASETS
 from dbabench.scenario.loader import KEY_DIGEST_CHARS, golden_key
@@ -107,6 +108,20 @@ async def admit(scenario: Scenario, probe: predicates.Probe, progress: Progress)
         await asyncio.sleep(ADMISSION_POLL_SECONDS)
 
 
+async def drive_agent(agent: Agent, task: AgentTask, gate: ToolGate) -> AgentOutcome:
+    """The agent's turn under its budget; the gate is closed when it ends."""
+    started = time.monotonic()
+    exhausted: str | None = None
+    try:
+        await asyncio.wait_for(agent.run(task, gate), timeout=task.timeout_seconds)
+    except (BudgetExhausted, TimeoutError) as e:
+        exhausted = f"budget exhausted: {e or 'time'}"
+        gate.trace.record(kind="budget", ok=False, error=exhausted)
+    finally:
+        await gate.close()
+    return gate.outcome(time.monotonic() - started, exhausted)
+
+
 def open_store() -> SnapshotStore:
     cache = cache_dir()
     return SnapshotStore(cache, choose_strategy(cache))
@@ -170,29 +185,11 @@ async def run_scenario(scenario: Scenario, agent: Agent, *, runs_root: Path,
             progress(f"agent {agent.name} at work (budget {budget.max_steps} steps,"
                      f" {budget.timeout_seconds:.0f}s)")
             await on_phase(Phase.running)
-            started = time.monotonic()
-            exhausted: str | None = None
-            try:
-                await asyncio.wait_for(agent.run(task, gate), timeout=budget.timeout_seconds)
-            except (BudgetExhausted, TimeoutError) as e:
-                exhausted = f"budget exhausted: {e or 'time'}"
-                gate.trace.record(kind="budget", ok=False, error=exhausted)
-            finally:
-                await gate.close()
-            if exhausted is None and gate.exhausted is not None:
-                exhausted = f"budget exhausted: {gate.exhausted}"
-            wall = time.monotonic() - started
-            if gate.report is not None:
-                (run_dir / "report.json").write_text(gate.report.model_dump_json(indent=1))
-            # paper §5.4: a run that exhausts its budget gets no pass, whatever it filed
-            graded = None if exhausted else gate.report
+            outcome = await drive_agent(agent, task, gate)
+            if outcome.report is not None:
+                (run_dir / "report.json").write_text(outcome.report.model_dump_json(indent=1))
             await on_phase(Phase.evaluating)
-            evaluation = await evaluator.evaluate_run(
-                scenario, agent.name, events=gate.trace.events, report=graded,
-                report_error=exhausted or gate.report_error or (
-                    None if gate.report else "no report submitted"),
-                probe=probe, wall_seconds=wall, prices=efficiency.load_prices(),
-                progress=progress)
+            evaluation = await evaluator.grade(scenario, agent.name, outcome, probe, progress)
             (run_dir / "evaluation.json").write_text(evaluation.model_dump_json(indent=1))
             progress("tearing down")
         return RunResult(run_dir, evaluation)

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic.alias_generators import to_snake
 
 from dbabench.model.report import Report
-from dbabench.model.trace import SessionInfo, StatementInfo, TraceEvent, Usage
+from dbabench.model.trace import AgentOutcome, SessionInfo, StatementInfo, TraceEvent, Usage
 from dbabench import policy
 from dbabench.tools import bounds, knowledge, logs, metrics
 from dbabench.tools.bounds import clip_text
@@ -220,6 +220,15 @@ class ToolGate:
             self.trace.record(kind="report", ok=False, observation=payload,
                               error=self.report_error)
             return {"ok": False, "error": f"invalid report: {self.report_error}"}
+
+    def outcome(self, wall_seconds: float, exhausted: str | None = None) -> AgentOutcome:
+        """What this turn leaves for grading; ``exhausted`` as seen by the caller (a timeout)
+        wins over the gate's own record."""
+        return AgentOutcome(events=list(self.trace.events), report=self.report,
+                            report_error=self.report_error,
+                            exhausted=exhausted or (f"budget exhausted: {self.exhausted}"
+                                                    if self.exhausted else None),
+                            wall_seconds=round(wall_seconds, 3))
 
     async def close(self) -> None:
         await self.sql.close()
