@@ -19,14 +19,20 @@ class FaultError(RuntimeError):
     pass
 
 
-def run_sql(instance: PostgresInstance, text: str, *, database: str | None = None) -> None:
+def run_sql(instance: PostgresInstance, text: str, *, database: str | None = None,
+            expect_error: str | None = None) -> None:
     with psycopg.connect(instance.dsn(database=database, application_name="dbabench-fault"),
                          autocommit=True) as conn:
         try:
             conn.execute(text.encode())  # bytes: no placeholder parsing of '%'
         except psycopg.Error as e:
+            if expect_error is not None and e.sqlstate == expect_error:
+                return
             raise FaultError(f"fault SQL failed: {e.sqlstate} {str(e).strip()}\n  in: "
                              f"{text.strip()[:300]}") from e
+    if expect_error is not None:
+        raise FaultError(f"fault SQL was expected to fail with {expect_error} but succeeded\n"
+                         f"  in: {text.strip()[:300]}")
 
 
 def create_database(instance: PostgresInstance, dataset: Dataset) -> None:
@@ -46,7 +52,14 @@ def apply_steps(instance: PostgresInstance, steps: list[FaultStep]) -> list[JobS
     jobs: list[JobStep] = []
     for step in steps:
         if isinstance(step, SqlStep):
-            run_sql(instance, step.sql, database=step.database)
+            run_sql(instance, step.sql, database=step.database, expect_error=step.expect_error)
         else:
+            if step.role is not None:
+                # goldens carry generated credentials; a job's role gets the app's at restore
+                with psycopg.connect(instance.dsn(application_name="dbabench-fault"),
+                                     autocommit=True) as conn:
+                    conn.execute(pgsql.SQL("ALTER ROLE {} PASSWORD {}").format(
+                        pgsql.Identifier(step.role),
+                        pgsql.Literal(instance.credentials.app_password)))
             jobs.append(step)
     return jobs

@@ -72,6 +72,10 @@ class SqlStep(Model):
     action: Literal["sql"]
     sql: str = Field(min_length=1)
     database: str | None = Field(default=None, description="defaults to spec.database.name")
+    expect_error: str | None = Field(
+        default=None, pattern=r"^[0-9A-Z]{5}$",
+        description="SQLSTATE the step must fail with: a failed operation is the fault"
+                    " (an interrupted CREATE INDEX CONCURRENTLY leaves an invalid index)")
 
 
 class JobStep(Model):
@@ -89,6 +93,14 @@ class JobStep(Model):
                                   description="run in one transaction, in order")
     interval_seconds: float = Field(default=2.0, gt=0, description="pause between runs")
     statement_timeout_ms: int = Field(default=0, ge=0, description="0: none")
+    role: str | None = Field(
+        default=None, pattern=r"^[a-z_][a-z0-9_]*$",
+        description="login role of the job's session (created by the fault; given the"
+                    " application's password at restore); default: the application role")
+    idle_in_transaction_seconds: float = Field(
+        default=0.0, ge=0,
+        description="keep the transaction open, idle, this long after the statements:"
+                    " a leaked transaction holding its locks and snapshot")
 
 
 FaultStep = Annotated[Union[SqlStep, JobStep], Field(discriminator="action")]

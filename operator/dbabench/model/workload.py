@@ -28,6 +28,11 @@ class OltpCheckoutWorkload(Model):
     skus: int = Field(default=2000, ge=1)
     browse_share: float = Field(default=0.3, ge=0, le=1,
                                 description="share of requests that only read recent orders")
+    connection_lifetime_seconds: float | None = Field(
+        default=None, gt=0,
+        description="every session of the workload (workers and jobs) is replaced after this"
+                    " long, as a pool's max lifetime does: role and database settings reach"
+                    " the workload only through new sessions")
 
 
 WorkloadSpec = Annotated[Union[OltpCheckoutWorkload], Field(discriminator="profile")]

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import psycopg
+from psycopg.conninfo import make_conninfo
 from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
 from pydantic import Field
 
@@ -67,13 +68,15 @@ class Client:
     """One session of one service: connects lazily, logs every request, survives failures."""
 
     def __init__(self, *, dsn: str, service: str, log: BusinessLogWriter, metrics: Metrics,
-                 options: str = "") -> None:
+                 options: str = "", lifetime: float | None = None) -> None:
         self.dsn = dsn
         self.service = service
         self.log = log
         self.metrics = metrics
         self.options = options
+        self.lifetime = lifetime
         self.conn: psycopg.AsyncConnection | None = None
+        self.connected_at = 0.0
 
     async def request(self, operation: str,
                       body: Callable[[psycopg.AsyncConnection], Awaitable[None]]) -> Outcome:
@@ -102,9 +105,13 @@ class Client:
         return outcome
 
     async def _connection(self) -> psycopg.AsyncConnection:
+        if (self.conn is not None and self.lifetime is not None
+                and time.monotonic() - self.connected_at > self.lifetime):
+            await self._drop()
         if self.conn is None or self.conn.closed:
             self.conn = await psycopg.AsyncConnection.connect(
                 self.dsn, application_name=self.service, options=self.options)
+            self.connected_at = time.monotonic()
         return self.conn
 
     async def _drop(self) -> None:
@@ -150,6 +157,7 @@ async def scheduled_job(client: Client, job: JobStep) -> None:
     async def run(conn: psycopg.AsyncConnection) -> None:
         for statement in job.statements:
             await conn.execute(statement)  # type: ignore[arg-type]
+        await asyncio.sleep(job.idle_in_transaction_seconds)
 
     while True:
         await client.request(job.operation, run)
@@ -165,16 +173,19 @@ async def run_workload(config: WorkloadConfig, stop: asyncio.Event) -> None:
     tasks: list[asyncio.Task[None]] = []
     spec = config.spec
     timeout = f"-c statement_timeout={spec.statement_timeout_ms}"
+    lifetime = spec.connection_lifetime_seconds
     for i in range(spec.clients):
         client = Client(dsn=config.dsn, service="checkout-worker", log=log, metrics=metrics,
-                        options=timeout)
+                        options=timeout, lifetime=lifetime)
         clients.append(client)
         tasks.append(asyncio.create_task(
             checkout_worker(client, spec, random.Random(config.seed * 1000 + i)),
             name=f"checkout-worker-{i}"))
     for job in config.jobs:
-        client = Client(dsn=config.dsn, service=job.name, log=log, metrics=metrics,
-                        options=f"-c statement_timeout={job.statement_timeout_ms}")
+        dsn = config.dsn if job.role is None else make_conninfo(config.dsn, user=job.role)
+        client = Client(dsn=dsn, service=job.name, log=log, metrics=metrics,
+                        options=f"-c statement_timeout={job.statement_timeout_ms}",
+                        lifetime=lifetime)
         clients.append(client)
         tasks.append(asyncio.create_task(scheduled_job(client, job), name=f"job-{job.name}"))
     try:
@@ -187,6 +198,7 @@ async def run_workload(config: WorkloadConfig, stop: asyncio.Event) -> None:
             await client.close()
         log.close()
         server.shutdown()
+        server.server_close()
         thread.join(timeout=5)
 
 

@@ -1,0 +1,78 @@
+"""Fault steps against a real server: expected failures, job roles, leaked transactions."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from dbabench.env.postgres import PostgresInstance
+from dbabench.faults.steps import FaultError, apply_steps
+from dbabench.model.scenario import JobStep, SqlStep
+from dbabench.model.workload import OltpCheckoutWorkload
+from dbabench.workload.engine import WorkloadConfig, run_workload
+
+
+def _name() -> str:
+    return "t_" + secrets.token_hex(4)
+
+
+def test_expected_error_is_the_fault_and_its_absence_is_an_error(postgres: PostgresInstance) -> None:
+    table = _name()
+    apply_steps(postgres, [
+        SqlStep(action="sql", sql=f"CREATE TABLE {table}(k int)"),
+        SqlStep(action="sql", sql=f"INSERT INTO {table} VALUES (1), (1)"),
+        SqlStep(action="sql", sql=f"CREATE UNIQUE INDEX CONCURRENTLY {table}_k ON {table}(k)",
+                expect_error="23505"),
+    ])
+    with psycopg.connect(postgres.dsn()) as conn:
+        row = conn.execute("SELECT indisvalid FROM pg_index WHERE indexrelid = %s::regclass",
+                           (f"{table}_k",)).fetchone()
+    assert row == (False,)
+    with pytest.raises(FaultError, match="expected to fail with 23505 but succeeded"):
+        apply_steps(postgres, [SqlStep(action="sql", sql="SELECT 1", expect_error="23505")])
+    with pytest.raises(FaultError, match="42P01"):
+        apply_steps(postgres, [SqlStep(action="sql", sql="SELECT * FROM no_such_table",
+                                       expect_error="23505")])
+
+
+def test_job_role_logs_in_and_leaks_its_transaction(postgres: PostgresInstance,
+                                                    scratch_root: Path) -> None:
+    role = _name()
+    job = JobStep(action="job", name="leaky", application_name="leaky", role=role,
+                  statements=["SELECT 1"], idle_in_transaction_seconds=60)
+    apply_steps(postgres, [SqlStep(action="sql", sql=f"CREATE ROLE {role} LOGIN")])
+    assert apply_steps(postgres, [job]) == [job]
+    log = scratch_root / f"{role}.jsonl"
+    config = WorkloadConfig(
+        dsn=postgres.dsn(user=role, application_name=""),
+        spec=OltpCheckoutWorkload(profile="oltp-checkout", clients=1, browse_share=1.0,
+                                  connection_lifetime_seconds=1),
+        jobs=[job], business_log=log, metrics_port=0)
+
+    async def observe() -> tuple[set[tuple[str, str]], set[int]]:
+        stop = asyncio.Event()
+        workload = asyncio.create_task(run_workload(config, stop))
+        leaky, workers = set(), set()
+        try:
+            for _ in range(30):
+                with psycopg.connect(postgres.dsn()) as conn:
+                    leaky |= set(conn.execute(
+                        "SELECT usename, state FROM pg_stat_activity"
+                        " WHERE application_name = 'leaky'").fetchall())
+                    workers |= {r[0] for r in conn.execute(
+                        "SELECT pid FROM pg_stat_activity"
+                        " WHERE application_name = 'checkout-worker'").fetchall()}
+                await asyncio.sleep(0.1)
+        finally:
+            stop.set()
+            await workload
+        return leaky, workers
+
+    leaky, workers = asyncio.run(observe())
+    assert (role, "idle in transaction") in leaky
+    # one worker, a 1 s lifetime, 3 s observed: the pool replaced its session
+    assert len(workers) >= 2
