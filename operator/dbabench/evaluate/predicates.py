@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
+from collections.abc import Awaitable, Callable
 
 import psycopg
 
@@ -31,6 +32,8 @@ class Probe:
     dsn: str
     business_log: Path
     pg_log_dir: Path
+    refresh: Callable[[], Awaitable[None]] | None = None
+    """Brings the logs up to date first, where they are copies (env.remote.LogMirror)."""
 
 
 @dataclass
@@ -47,6 +50,8 @@ class Window:
 async def check(pred: Predicate, probe: Probe, *, window: Window | None = None,
                 weight: float = 1.0) -> CheckResult:
     """Evaluate one predicate; ``window`` is the outcome window, or None for a trailing one."""
+    if probe.refresh is not None and isinstance(pred, (WorkloadPredicate, LogPredicate)):
+        await probe.refresh()
     try:
         if isinstance(pred, SqlPredicate):
             passed, value, detail = await _sql(pred, probe)

@@ -36,6 +36,8 @@ class WorkloadConfig(Model):
     jobs: list[JobStep] = Field(default_factory=list)
     business_log: Path
     metrics_port: int
+    metrics_host: str = Field(default="127.0.0.1",
+                              description="0.0.0.0 in a pod, where Prometheus scrapes from afar")
     seed: int = 0
 
 
@@ -167,7 +169,8 @@ async def scheduled_job(client: Client, job: JobStep) -> None:
 async def run_workload(config: WorkloadConfig, stop: asyncio.Event) -> None:
     registry = CollectorRegistry()
     metrics = Metrics(registry)
-    server, thread = start_http_server(config.metrics_port, addr="127.0.0.1", registry=registry)
+    server, thread = start_http_server(config.metrics_port, addr=config.metrics_host,
+                                       registry=registry)
     log = BusinessLogWriter(config.business_log)
     clients: list[Client] = []
     tasks: list[asyncio.Task[None]] = []
