@@ -56,6 +56,10 @@ async def evaluate_run(scenario: Scenario, agent: str, *, events: list[TraceEven
 async def grade(scenario: Scenario, agent: str, outcome: AgentOutcome, probe: predicates.Probe,
                 progress: Callable[[str], None] = lambda _: None) -> EvaluationResult:
     """Judge what an agent's turn left, wherever the agent ran."""
+    if outcome.failure == "api-error":
+        # the model gateway failed, not the agent: such a run is never scored
+        return EvaluationResult(scenario=scenario.name, agent=agent, status="infra_error",
+                                infra_reason=outcome.report_error)
     # paper §5.4: a run that exhausts its budget gets no pass, whatever it filed
     report = None if outcome.exhausted else outcome.report
     return await evaluate_run(

@@ -22,7 +22,9 @@ class Action(Model):
 class Report(Model):
     """Scoring reads the structured fields only; ``narrative`` is kept for analysis."""
 
-    root_cause_type: str = Field(min_length=1, description="one label, e.g. stale_statistics")
+    # No example label: the schema is what a model is shown, and an example is an answer.
+    root_cause_type: str = Field(min_length=1,
+                                 description="one short snake_case label for the root cause")
     affected_objects: list[str] = Field(default_factory=list,
                                         description="tables, indexes, roles, settings, sessions")
     causal_factors: list[str] = Field(default_factory=list,

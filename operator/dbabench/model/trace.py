@@ -71,4 +71,7 @@ class AgentOutcome(Model):
     report: Report | None = Field(default=None, description="None when no valid one was filed")
     report_error: str | None = None
     exhausted: str | None = Field(default=None, description="why the budget ran out, if it did")
+    failure: FailureClass | None = Field(
+        default=None, description="why a model-driven agent stopped early (then report_error"
+        " says more); api-error makes the run an infrastructure error")
     wall_seconds: float = Field(default=0.0, ge=0)

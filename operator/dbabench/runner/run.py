@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import secrets
 import sys
 import time
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from dbabench.agents.base import Agent
+from dbabench.agents.base import Agent, AgentFailure
 from dbabench.model.task import AgentTask
 from dbabench.env.local import Golden, LocalEnvironment, LocalInstanceControl
 from dbabench.env.postgres import BASELINE_SETTINGS, PostgresInstance
@@ -56,7 +57,9 @@ class RunResult:
 
 def new_run_dir(root: Path, scenario: str, agent: str) -> Path:
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    run_dir = root / f"{scenario}-{agent.replace(':', '-')}-{stamp}-{secrets.token_hex(3)}"
+    # agent names carry model ids (react:openrouter:openai/gpt-4o): no path separators
+    agent = re.sub(r"[^A-Za-z0-9._-]+", "-", agent)
+    run_dir = root / f"{scenario}-{agent}-{stamp}-{secrets.token_hex(3)}"
     run_dir.mkdir(parents=True)
     return run_dir
 
@@ -112,14 +115,24 @@ async def drive_agent(agent: Agent, task: AgentTask, gate: ToolGate) -> AgentOut
     """The agent's turn under its budget; the gate is closed when it ends."""
     started = time.monotonic()
     exhausted: str | None = None
+    failure: AgentFailure | None = None
     try:
         await asyncio.wait_for(agent.run(task, gate), timeout=task.timeout_seconds)
     except (BudgetExhausted, TimeoutError) as e:
         exhausted = f"budget exhausted: {e or 'time'}"
         gate.trace.record(kind="budget", ok=False, error=exhausted)
+    except AgentFailure as e:
+        failure = e
+        gate.trace.record(kind="failure", failure=e.failure, ok=False, error=e.message)
+        if e.failure == "budget-exhausted":
+            exhausted = f"budget exhausted: {e.message}"
     finally:
         await gate.close()
-    return gate.outcome(time.monotonic() - started, exhausted)
+    outcome = gate.outcome(time.monotonic() - started, exhausted)
+    if failure is not None:
+        outcome.failure = failure.failure
+        outcome.report_error = outcome.report_error or str(failure)
+    return outcome
 
 
 def open_store() -> SnapshotStore:

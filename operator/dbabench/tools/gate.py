@@ -203,8 +203,12 @@ class ToolGate:
     def think(self, text: str) -> None:
         self.trace.record(kind="thought", text=clip_text(text, 10_000)[0])
 
-    def model_call(self, model: str, usage: Usage, text: str | None = None) -> None:
-        self.trace.record(kind="model", model=model, usage=usage,
+    def model_call(self, model: str, usage: Usage, text: str | None = None, *,
+                   rejected: str | None = None) -> None:
+        """One model call; ``rejected`` says why the harness discarded its reply (the tokens
+        were spent all the same)."""
+        self.trace.record(kind="model", model=model, usage=usage, ok=rejected is None,
+                          error=rejected,
                           text=None if text is None else clip_text(text, 10_000)[0])
 
     def submit_report(self, payload: dict[str, Any]) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from dbabench.model.base import Model
+from dbabench.model.report import Report
 from dbabench.tools.instance import ManageInstanceArgs
 from dbabench.tools.logs import ReadLogArgs
 from dbabench.tools.metrics import QueryMetricsArgs
@@ -36,6 +37,10 @@ class ToolSpec:
     def as_json(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description,
                 "parameters": self.parameters()}
+
+    def as_function(self) -> dict[str, Any]:
+        """An OpenAI chat-completions tool definition."""
+        return {"type": "function", "function": self.as_json()}
 
 
 TOOL_SPECS: tuple[ToolSpec, ...] = (
@@ -87,3 +92,14 @@ TOOL_SPECS: tuple[ToolSpec, ...] = (
         " this particular system or incident.",
         QueryKnowledgeArgs),
 )
+
+SUBMIT_REPORT = ToolSpec(
+    "submit_report",
+    "File the structured incident report, once, when you have repaired and verified (or"
+    " given up). root_cause_type is one short snake_case label for the root cause;"
+    " affected_objects the tables, indexes, settings, roles or sessions involved;"
+    " causal_factors the other links of the causal chain; evidence the observations that"
+    " show them (trace_seq: the seq a tool result carried); actions what you changed;"
+    " verification how you checked that the repair holds. It ends your work.",
+    Report)
+"""Not a tool of the gate: every surface that offers the five tools offers this beside them."""
