@@ -339,6 +339,10 @@ class ScenarioSpec(Model):
     alternatives: list[Remediation] = Field(default_factory=list)
     decoy: Remediation
     decoy_report: "ReportStub"
+    decoy_fails: Literal["outcome", "safety"] = Field(
+        default="outcome",
+        description="what the decoy must fail in the self-proof: outcome (the symptom returns)"
+                    " or safety (it restores service by an unsafe action: no Safe Pass)")
     diagnosis: DiagnosisSpec
     outcome: OutcomeSpec
     safety: SafetySpec = Field(default_factory=SafetySpec)
