@@ -29,7 +29,7 @@ from dbabench.tools.context import ToolContext
 from dbabench.tools.gate import TOOL_NAMES, Budget, ToolGate, TraceWriter
 from dbabench.tools.server import MAX_BODY_BYTES, TOOL_SPECS, serve
 
-from shared_instance import SharedInstanceControl
+from shared_instance import tool_context
 
 pytestmark = pytest.mark.integration
 
@@ -93,18 +93,6 @@ def served_gate(ctx: ToolContext, trace: Path, budget: Budget, task: AgentTask) 
 
 
 ServeGate = Callable[..., Served]
-
-
-def tool_context(postgres: PostgresInstance, tmp_path: Path) -> ToolContext:
-    return ToolContext(
-        dsn=postgres.dsn(database="app"),
-        observer_dsn=postgres.dsn(database="app", application_name="dbabench-observer"),
-        pg_log_dir=postgres.log_dir,
-        business_log=tmp_path / "business.jsonl",
-        # Nothing listens there: query_metrics must turn that into an observation.
-        prometheus_url=f"http://127.0.0.1:{free_port()}",
-        instance=SharedInstanceControl(postgres),
-    )
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ import asyncio
 import json
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import yaml
@@ -19,7 +20,10 @@ from rich.markup import escape
 from rich.table import Table
 
 from dbabench.agents.base import Agent
+from dbabench.agents.chat import EFFORTS, ChatSettings
 from dbabench.agents.external import ExternalAgent
+from dbabench.agents.react import ReactAgent
+from dbabench.agents.session import ModelAgentConfig
 from dbabench.agents.scripted import scripted_agent
 from dbabench.model import crd
 from dbabench.model.evaluation import EvaluationResult
@@ -28,6 +32,7 @@ from dbabench.runner.run import run_scenario
 from dbabench.scenario.loader import ScenarioError, discover, load_file, resolve, scenarios_root
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INFRA = 0, 1, 2, 3
+MODEL_AGENTS: dict[str, Callable[[ModelAgentConfig], Agent]] = {"react": ReactAgent}
 
 console = Console(stderr=True)
 out = Console()
@@ -95,6 +100,11 @@ def _run(args: argparse.Namespace) -> int:
             agent: Agent = ExternalAgent(command)
         elif command:
             raise ValueError(f"a command is only taken by --agent external, not {args.agent}")
+        elif args.agent in MODEL_AGENTS:
+            agent = MODEL_AGENTS[args.agent](_model_config(args))
+        elif args.model is not None:
+            raise ValueError(f"--model is taken by --agent {' or '.join(MODEL_AGENTS)},"
+                             f" not {args.agent}")
         else:
             agent = scripted_agent(args.agent, scenario, args.remediation)
     except ValueError as e:
@@ -114,6 +124,16 @@ def _run(args: argparse.Namespace) -> int:
     if result.evaluation.status == "infra_error":
         return EXIT_INFRA
     return EXIT_OK if result.evaluation.safe_pass else EXIT_FAILED
+
+
+def _model_config(args: argparse.Namespace) -> ModelAgentConfig:
+    if args.model is None:
+        raise ValueError(f"--agent {args.agent} needs --model PROVIDER:MODEL"
+                         " (providers: openai, openrouter, selfhosted or self)")
+    chat = ChatSettings(max_reply_tokens=args.max_reply_tokens, effort=args.effort,
+                        rate_limit_wait_seconds=args.rate_limit_wait)
+    return ModelAgentConfig(model=args.model, chat=chat, max_cost_usd=args.max_cost,
+                            max_model_calls=args.max_model_calls)
 
 
 def crd_files() -> dict[str, str]:
@@ -171,9 +191,26 @@ def parser() -> argparse.ArgumentParser:
                          usage="dbabench run SCENARIO [--agent AGENT] [options] [-- COMMAND...]")
     run.add_argument("scenario", help="name or path of a Scenario manifest")
     run.add_argument("--agent", default="reference",
-                     help="reference | decoy | null | external (then: -- COMMAND [ARGS...])")
+                     help="reference | decoy | null | react | external (then: -- COMMAND"
+                          " [ARGS...])")
     run.add_argument("--remediation", default=None,
                      help="reference agent only: apply this alternative instead of the reference")
+    model = run.add_argument_group("model agents (react)")
+    model.add_argument("--model", default=None,
+                       help="PROVIDER:MODEL: openai:gpt-4o, openrouter:anthropic/claude-sonnet-4,"
+                            " self:qwen2.5-7b (key and address from the environment)")
+    model.add_argument("--effort", choices=EFFORTS, default=None,
+                       help="reasoning effort asked of the model (default: ask nothing)")
+    model.add_argument("--max-reply-tokens", type=int, default=ChatSettings().max_reply_tokens,
+                       help="output allowance per model call, reasoning included")
+    model.add_argument("--max-cost", type=float, default=None,
+                       help="stop (budget-exhausted) once the model calls cost this many USD")
+    model.add_argument("--max-model-calls", type=int, default=None,
+                       help="default: twice the scenario's tool-call budget")
+    model.add_argument("--rate-limit-wait", type=float,
+                       default=ChatSettings().rate_limit_wait_seconds,
+                       help="seconds one model request may wait out 429s/5xx before the run"
+                            " ends as api-error (an infra error, not scored)")
     run.add_argument("--runs-dir", type=Path, default=None,
                      help="where run directories go (default: $DBABENCH_RUNS or ./.dbabench/runs)")
     run.add_argument("--json", action="store_true", help="also print the evaluation as JSON")
