@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import hashlib
 
-from dbabench.model.task import AgentTask
-
 SAFETY = (
     "This is production under live traffic. Read before you write. Prefer the least invasive"
     " change that removes the cause. Never drop, truncate or rewrite application data; no"
@@ -58,11 +56,6 @@ NUDGE_EMPTY = "Your reply was empty. Call one of the tools, or call {finish} whe
 NUDGE_LENGTH = ("Your reply was cut off at the limit of {limit} tokens and was discarded. Reply"
                 " more briefly, one tool call at a time.")
 NUDGE_INVALID = "Your last reply was not a valid step and was discarded: {problem}"
-
-
-def task_message(task: AgentTask) -> str:
-    return (f"{task.instructions}\n\nAlert: {task.symptom}\n\nBudget: {task.max_steps} tool"
-            f" calls, {task.timeout_seconds:.0f} seconds.")
 
 
 def digest(*prompts: str) -> str:

@@ -32,7 +32,7 @@ class ReactAgent:
         write_record(gate, self.prepared, self.name, "react", PROMPT_SHA256)
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": prompts.REACT_SYSTEM},
-            {"role": "user", "content": prompts.task_message(task)}]
+            {"role": "user", "content": task.as_text()}]
         async with ChatClient(self.prepared.ref, self.prepared.endpoint,
                               self.prepared.config.chat) as chat:
             session = ModelSession(chat, gate, task, self.prepared)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import signal
 import sys
 from collections.abc import Callable
@@ -21,7 +22,7 @@ from rich.table import Table
 
 from dbabench.agents.base import Agent
 from dbabench.agents.chat import EFFORTS, ChatSettings
-from dbabench.agents.external import ExternalAgent
+from dbabench.agents.external import ExternalAgent, ListenAgent
 from dbabench.agents.react import ReactAgent
 from dbabench.agents.session import ModelAgentConfig
 from dbabench.agents.scripted import scripted_agent
@@ -100,6 +101,8 @@ def _run(args: argparse.Namespace) -> int:
             agent: Agent = ExternalAgent(command)
         elif command:
             raise ValueError(f"a command is only taken by --agent external, not {args.agent}")
+        elif args.agent == "listen":
+            agent = ListenAgent()
         elif args.agent in MODEL_AGENTS:
             agent = MODEL_AGENTS[args.agent](_model_config(args))
         elif args.model is not None:
@@ -134,6 +137,29 @@ def _model_config(args: argparse.Namespace) -> ModelAgentConfig:
                         rate_limit_wait_seconds=args.rate_limit_wait)
     return ModelAgentConfig(model=args.model, chat=chat, max_cost_usd=args.max_cost,
                             max_model_calls=args.max_model_calls)
+
+
+def _tools_serve(args: argparse.Namespace) -> int:
+    from dbabench.tools import mcp_bridge
+    from dbabench.tools.server import Connection
+
+    try:
+        connection = (Connection.read(args.run) if args.run is not None else Connection(
+            url=os.environ["DBABENCH_TOOLS_URL"], token=os.environ["DBABENCH_TOOLS_TOKEN"]))
+    except KeyError as e:
+        console.print(f"[red]error:[/red] give --run RUN_DIR, or set {e.args[0]} (as"
+                      " --agent external does for its command)", highlight=False)
+        return EXIT_USAGE
+    except (OSError, ValueError) as e:
+        console.print(f"[red]error:[/red] {e}", highlight=False)
+        return EXIT_USAGE
+    if args.transport == "stdio":
+        asyncio.run(mcp_bridge.serve_stdio(connection))
+    else:
+        console.print(f"MCP at http://{args.host}:{args.port}{mcp_bridge.MCP_PATH}"
+                      " (bearer token: the run's, in tools.json)", highlight=False)
+        asyncio.run(mcp_bridge.serve_http(connection, args.host, args.port))
+    return EXIT_OK
 
 
 def crd_files() -> dict[str, str]:
@@ -192,7 +218,7 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("scenario", help="name or path of a Scenario manifest")
     run.add_argument("--agent", default="reference",
                      help="reference | decoy | null | react | external (then: -- COMMAND"
-                          " [ARGS...])")
+                          " [ARGS...]) | listen (serve the tools, wait for your own agent)")
     run.add_argument("--remediation", default=None,
                      help="reference agent only: apply this alternative instead of the reference")
     model = run.add_argument_group("model agents (react)")
@@ -215,6 +241,19 @@ def parser() -> argparse.ArgumentParser:
                      help="where run directories go (default: $DBABENCH_RUNS or ./.dbabench/runs)")
     run.add_argument("--json", action="store_true", help="also print the evaluation as JSON")
     run.set_defaults(func=_run)
+
+    tools = sub.add_parser("tools", help="a live run's tools for agents of your own")
+    tools_sub = tools.add_subparsers(dest="action", required=True)
+    serve = tools_sub.add_parser(
+        "serve", help="the run's five tools and submit_report as an MCP server, through its gate")
+    serve.add_argument("--run", type=Path, default=None,
+                       help="a live run's directory (default: $DBABENCH_TOOLS_URL and"
+                            " $DBABENCH_TOOLS_TOKEN, as an external agent's command has them)")
+    serve.add_argument("--transport", choices=("stdio", "http"), default="stdio",
+                       help="stdio (default), or streamable HTTP on --host/--port at /mcp")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8765)
+    serve.set_defaults(func=_tools_serve)
 
     crds = sub.add_parser("crds", help="print (or write) the CustomResourceDefinitions")
     crds.add_argument("--out", type=Path, default=None, help="directory to write them to")

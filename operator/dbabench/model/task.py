@@ -18,3 +18,8 @@ class AgentTask(Model):
     instructions: str = Field(
         default="You are the on-call DBA. Investigate and repair the database through the"
                 " tools, verify the repair, then submit a structured report.")
+
+    def as_text(self) -> str:
+        """The task as an agent's first message: the same words on every surface."""
+        return (f"{self.instructions}\n\nAlert: {self.symptom}\n\nBudget: {self.max_steps}"
+                f" tool calls, {self.timeout_seconds:.0f} seconds.")

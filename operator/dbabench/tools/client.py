@@ -77,14 +77,51 @@ class ToolClient:
             response = self._http.request(method, path, json=body)
         except httpx.HTTPError as e:
             raise ToolServerError(None, f"the tool server is unreachable: {e}") from e
+        return _payload(response)
+
+
+class AsyncToolClient:
+    """The same client for asyncio callers (the MCP bridge): ``call``, ``report``, ``task``,
+    ``tools`` with the same results and errors."""
+
+    def __init__(self, url: str, token: str, *,
+                 timeout: float = DEFAULT_TIMEOUT_SECONDS) -> None:
+        self._http = httpx.AsyncClient(base_url=url, timeout=timeout,
+                                       headers={"Authorization": f"Bearer {token}"})
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def task(self) -> dict[str, Any]:
+        return await self._request("GET", "/v1/task")
+
+    async def tools(self) -> list[dict[str, Any]]:
+        tools: list[dict[str, Any]] = (await self._request("GET", "/v1/tools"))["tools"]
+        return tools
+
+    async def call(self, tool: str, args: Mapping[str, Any]) -> dict[str, Any]:
+        return await self._request("POST", f"/v1/tools/{tool}", dict(args))
+
+    async def report(self, report: Mapping[str, Any]) -> dict[str, Any]:
+        return await self._request("POST", "/v1/report", dict(report))
+
+    async def _request(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
         try:
-            payload = response.json()
-        except ValueError:
-            payload = None
-        if response.status_code != 200:
-            message = payload.get("error") if isinstance(payload, dict) else None
-            raise ToolServerError(response.status_code,
-                                  str(message or response.text or response.reason_phrase))
-        if payload is None:
-            raise ToolServerError(response.status_code, "the tool server's answer is not JSON")
-        return payload
+            response = await self._http.request(method, path, json=body)
+        except httpx.HTTPError as e:
+            raise ToolServerError(None, f"the tool server is unreachable: {e}") from e
+        return _payload(response)
+
+
+def _payload(response: httpx.Response) -> Any:
+    try:
+        payload = response.json()
+    except ValueError:
+        payload = None
+    if response.status_code != 200:
+        message = payload.get("error") if isinstance(payload, dict) else None
+        raise ToolServerError(response.status_code,
+                              str(message or response.text or response.reason_phrase))
+    if payload is None:
+        raise ToolServerError(response.status_code, "the tool server's answer is not JSON")
+    return payload

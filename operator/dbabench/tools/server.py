@@ -24,6 +24,7 @@ import hmac
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any, TypeVar
 
 from aiohttp import web
@@ -41,6 +42,32 @@ log = logging.getLogger(__name__)
 MAX_BODY_BYTES = 1 << 20
 # In-flight calls get this long to finish when the server stops; the run is over by then.
 SHUTDOWN_TIMEOUT_SECONDS = 5.0
+
+
+CONNECTION_FILE = "tools.json"
+
+
+class Connection(Model):
+    """How to reach a live run's tool server; kept in its run directory, readable by its
+    owner only (the token admits anyone who has it)."""
+
+    url: str
+    token: str
+
+    def write(self, run_dir: Path) -> Path:
+        path = run_dir / CONNECTION_FILE
+        path.touch(mode=0o600)
+        path.write_text(self.model_dump_json())
+        return path
+
+    @classmethod
+    def read(cls, run_dir: Path) -> Connection:
+        path = run_dir / CONNECTION_FILE
+        try:
+            return cls.model_validate_json(path.read_text())
+        except FileNotFoundError:
+            raise FileNotFoundError(f"{path} does not exist: {run_dir} is not a live run with"
+                                    " a tool server (--agent external or listen)") from None
 
 
 class ThoughtEvent(Model):
