@@ -35,9 +35,11 @@ SCENARIO_FILE = REPO / "scenarios" / "composite" / "stale-stats-lock-chain.yaml"
 class Operator:
     """``dbabench operator`` as a process we can kill and start again."""
 
-    def __init__(self, plane: ControlPlane, runs_dir: Path) -> None:
+    def __init__(self, plane: ControlPlane, runs_dir: Path,
+                 extra_env: dict[str, str] | None = None) -> None:
         self.plane = plane
         self.runs_dir = runs_dir
+        self.extra_env = extra_env or {}
         self.metrics_port = free_port()
         self.proc: subprocess.Popen[bytes] | None = None
         self.log = runs_dir / "operator.log"
@@ -46,7 +48,7 @@ class Operator:
         env = {**os.environ, **self.plane.env(),
                "DBABENCH_OPERATOR_RUNS_DIR": str(self.runs_dir),
                "DBABENCH_OPERATOR_METRICS_PORT": str(self.metrics_port),
-               "DBABENCH_OPERATOR_SNAPSHOT_TIMEOUT_SECONDS": "20"}
+               "DBABENCH_OPERATOR_SNAPSHOT_TIMEOUT_SECONDS": "20", **self.extra_env}
         with self.log.open("ab") as out:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "dbabench.cli.main", "operator", "--verbose"],

@@ -197,6 +197,17 @@ def _operator(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _component(args: argparse.Namespace) -> int:
+    from dbabench.runner.components import ComponentError, run_component
+
+    try:
+        run_component(args.name, kind=args.kind, remediation=args.remediation)
+    except ComponentError as e:
+        console.print(f"[red]error:[/red] {e}", highlight=False)
+        return EXIT_USAGE
+    return EXIT_OK
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="dbabench", description=__doc__.split("\n\n")[0])
     p.add_argument("--root", type=Path, default=None,
@@ -264,6 +275,14 @@ def parser() -> argparse.ArgumentParser:
                     help="watch only this namespace (repeatable; default: all)")
     op.add_argument("--verbose", action="store_true")
     op.set_defaults(func=_operator)
+
+    comp = sub.add_parser("component", help="one container of a run on Kubernetes (pods set"
+                                            " its configuration in the environment)")
+    comp.add_argument("name", help="golden | postgres | exporter | prometheus | workload |"
+                                   " admit | tools | agent | evaluate")
+    comp.add_argument("--kind", default="reference", help="agent: reference | decoy | null")
+    comp.add_argument("--remediation", default=None, help="agent: a named alternative fix")
+    comp.set_defaults(func=_component)
     return p
 
 

@@ -46,6 +46,36 @@ def _load_golden(key: str, path: Path) -> Golden:
                   build_seconds=meta["build_seconds"], size_bytes=meta["size_bytes"])
 
 
+def build_cluster(home: Path, key: str, credentials: Credentials, *, database: str,
+                  settings: dict[str, bool | int | float | str], populate: Populate,
+                  procs: ProcessTable) -> None:
+    """Fill ``home`` with a golden cluster: initdb, populate, fast stop, ``golden.json``.
+    The same steps whether ``home`` is the local store's or a Kubernetes volume."""
+    started = time.monotonic()
+    instance = PostgresInstance(home, credentials, database=database)
+    try:
+        instance.initdb(settings)
+        instance.start(procs)
+        populate(instance)
+        # fast, never immediate: crash recovery would zero the statistics the fault
+        # rests on (see env.postgres).
+        instance.stop(procs, "fast")
+    except BaseException:
+        instance.stop(procs, "immediate")
+        raise
+    shutil.rmtree(instance.log_dir, ignore_errors=True)
+    (instance.home / "postmaster.out").unlink(missing_ok=True)
+    meta = {
+        "key": key, "database": database, "credentials": credentials.__dict__,
+        "built_at": datetime.now(timezone.utc).isoformat(),
+        "build_seconds": round(time.monotonic() - started, 2),
+        "size_bytes": _du(home),
+    }
+    meta_path = home / "golden.json"
+    meta_path.write_text(json.dumps(meta, indent=1))
+    meta_path.chmod(0o600)
+
+
 @dataclass
 class LocalEnvironment:
     run_dir: Path
@@ -87,31 +117,11 @@ class LocalEnvironment:
                     if old.is_dir():
                         shutil.rmtree(old)
             building = path.with_name(f".{key}.building-{uuid.uuid4().hex[:8]}")
-            started = time.monotonic()
-            instance = PostgresInstance(building, Credentials.generate(), database=database)
-            procs = self.procs
             try:
-                instance.initdb(settings)
-                instance.start(procs)
-                populate(instance)
-                # fast, never immediate: crash recovery would zero the statistics the fault
-                # rests on (see env.postgres).
-                instance.stop(procs, "fast")
-                shutil.rmtree(instance.log_dir, ignore_errors=True)
-                (instance.home / "postmaster.out").unlink(missing_ok=True)
-                meta = {
-                    "key": key, "database": database,
-                    "credentials": instance.credentials.__dict__,
-                    "built_at": datetime.now(timezone.utc).isoformat(),
-                    "build_seconds": round(time.monotonic() - started, 2),
-                    "size_bytes": _du(building),
-                }
-                meta_path = building / "golden.json"
-                meta_path.write_text(json.dumps(meta, indent=1))
-                meta_path.chmod(0o600)
+                build_cluster(building, key, Credentials.generate(), database=database,
+                              settings=settings, populate=populate, procs=self.procs)
                 building.rename(path)
             except BaseException:
-                instance.stop(procs, "immediate")
                 shutil.rmtree(building, ignore_errors=True)
                 raise
             return _load_golden(key, path)

@@ -37,6 +37,28 @@ class Monitoring:
     targets: dict[str, str]
 
 
+def prometheus_argv(work_dir: Path, run_id: str, targets: dict[str, str], listen: str) -> list[str]:
+    """Write the scrape configuration of one run (job name -> address) into ``work_dir`` and
+    return the command line of its Prometheus."""
+    config = {
+        "global": {"scrape_interval": SCRAPE_INTERVAL, "evaluation_interval": SCRAPE_INTERVAL,
+                   "external_labels": {"run": run_id}},
+        "scrape_configs": [
+            {"job_name": job, "static_configs": [{"targets": [addr]}]}
+            for job, addr in targets.items()
+        ],
+    }
+    config_path = work_dir / "prometheus.yml"
+    config_path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return [_binary("prometheus"), f"--config.file={config_path}",
+            f"--storage.tsdb.path={work_dir / 'tsdb'}", f"--web.listen-address={listen}",
+            "--storage.tsdb.retention.time=1d", "--log.level=warn"]
+
+
+def exporter_binary() -> str:
+    return _binary("prometheus-postgres-exporter")
+
+
 def start_monitoring(procs: ProcessTable, run_dir: Path, *, run_id: str, postgres_dsn: str,
                      extra_targets: dict[str, str], timeout: float = 30.0) -> Monitoring:
     """Start the exporters and Prometheus; return once every target has been scraped up."""
@@ -44,7 +66,7 @@ def start_monitoring(procs: ProcessTable, run_dir: Path, *, run_id: str, postgre
     mon_dir.mkdir(parents=True, exist_ok=True)
     pg_port, node_port, prom_port = free_port(), free_port(), free_port()
     procs.spawn("postgres_exporter",
-                [_binary("prometheus-postgres-exporter"),
+                [exporter_binary(),
                  f"--web.listen-address=127.0.0.1:{pg_port}"],
                 env={"DATA_SOURCE_NAME": postgres_dsn}, log=mon_dir / "postgres_exporter.log")
     procs.spawn("node_exporter",
@@ -57,21 +79,7 @@ def start_monitoring(procs: ProcessTable, run_dir: Path, *, run_id: str, postgre
                 log=mon_dir / "node_exporter.log")
     targets = {"postgres": f"127.0.0.1:{pg_port}", "node": f"127.0.0.1:{node_port}",
                **extra_targets}
-    config = {
-        "global": {"scrape_interval": SCRAPE_INTERVAL, "evaluation_interval": SCRAPE_INTERVAL,
-                   "external_labels": {"run": run_id}},
-        "scrape_configs": [
-            {"job_name": job, "static_configs": [{"targets": [addr]}]}
-            for job, addr in targets.items()
-        ],
-    }
-    config_path = mon_dir / "prometheus.yml"
-    config_path.write_text(yaml.safe_dump(config, sort_keys=False))
-    procs.spawn("prometheus",
-                [_binary("prometheus"), f"--config.file={config_path}",
-                 f"--storage.tsdb.path={mon_dir / 'tsdb'}",
-                 f"--web.listen-address=127.0.0.1:{prom_port}",
-                 "--storage.tsdb.retention.time=1d", "--log.level=warn"],
+    procs.spawn("prometheus", prometheus_argv(mon_dir, run_id, targets, f"127.0.0.1:{prom_port}"),
                 log=mon_dir / "prometheus.log")
     url = f"http://127.0.0.1:{prom_port}"
     _wait_for_targets(url, set(targets), timeout)

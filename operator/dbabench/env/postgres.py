@@ -82,8 +82,9 @@ class PostgresInstance:
     """A cluster directory and, while running, its postmaster."""
 
     def __init__(self, home: Path, credentials: Credentials, *, port: int | None = None,
-                 database: str = "app") -> None:
+                 database: str = "app", host: str = "127.0.0.1") -> None:
         self.home = home
+        self.host = host
         self.credentials = credentials
         self.port = port or free_port()
         self.database = database
@@ -102,7 +103,7 @@ class PostgresInstance:
         password = (self.credentials.superuser_password if user == SUPERUSER
                     else self.credentials.app_password)
         return psycopg.conninfo.make_conninfo(
-            host="127.0.0.1", port=self.port, dbname=database or self.database, user=user,
+            host=self.host, port=self.port, dbname=database or self.database, user=user,
             password=password, application_name=application_name, connect_timeout=5)
 
     # -- creation --------------------------------------------------------------------------
@@ -141,17 +142,24 @@ class PostgresInstance:
             with main.open("a") as f:
                 f.write(include)
 
-    def relocate(self, port: int) -> None:
-        """Point a cloned cluster at this instance's paths and a new port."""
+    def relocate(self, port: int, *, listen: str = "127.0.0.1") -> None:
+        """Point a cloned cluster at this instance's paths and a new port; ``listen`` other
+        than loopback (a pod's) also admits password logins from other hosts."""
         self.port = port
         self.log_dir.mkdir(parents=True, exist_ok=True)
         chown_for_postgres(self.log_dir)
         conf = self.pgdata / "dbabench.conf"
         kept = [ln for ln in conf.read_text().splitlines()[1:]
-                if ln.split(" = ", 1)[0] not in ("port", "log_directory")]
+                if ln.split(" = ", 1)[0] not in ("port", "log_directory", "listen_addresses")]
         conf.write_text("# written by dbabench for this instance\n" + "\n".join(kept) + "\n"
                         + f"port = {port}\n"
+                        + f"listen_addresses = {_conf_value(listen)}\n"
                         + f"log_directory = {_conf_value(str(self.log_dir))}\n")
+        hba = self.pgdata / "pg_hba.conf"
+        remote = "host all all all scram-sha-256\n"
+        if listen != "127.0.0.1" and remote not in hba.read_text():
+            with hba.open("a") as f:
+                f.write(remote)
         (self.pgdata / "postmaster.pid").unlink(missing_ok=True)
 
     # -- lifecycle -------------------------------------------------------------------------

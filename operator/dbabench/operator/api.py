@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from kubernetes import client, config
+from kubernetes import client, config, dynamic
 from kubernetes.client.rest import ApiException
 
 from dbabench.model.crd import GROUP, VERSION
@@ -18,6 +18,50 @@ class KubeApi:
         except config.ConfigException:
             config.load_kube_config()
         self.custom = client.CustomObjectsApi()
+        self._dynamic: dynamic.DynamicClient | None = None
+
+    def _resource(self, api_version: str, kind: str) -> Any:
+        if self._dynamic is None:
+            self._dynamic = dynamic.DynamicClient(client.ApiClient())
+        return self._dynamic.resources.get(api_version=api_version, kind=kind)
+
+    async def ensure(self, namespace: str, body: dict[str, Any]) -> None:
+        """Create ``body`` unless an object of that name exists (whatever its content): every
+        object of a run has a fixed name, so a restarted operator re-ensures, never doubles."""
+        def create() -> None:
+            try:
+                self._resource(body["apiVersion"], body["kind"]).create(body=body,
+                                                                         namespace=namespace)
+            except ApiException as e:
+                if e.status != 409:
+                    raise
+        await asyncio.to_thread(create)
+
+    async def read(self, namespace: str, api_version: str, kind: str,
+                   name: str) -> dict[str, Any] | None:
+        def get() -> dict[str, Any] | None:
+            try:
+                found: dict[str, Any] = self._resource(api_version, kind).get(
+                    name=name, namespace=namespace).to_dict()
+                return found
+            except ApiException as e:
+                if e.status == 404:
+                    return None
+                raise
+        return await asyncio.to_thread(get)
+
+    async def delete_labelled(self, namespace: str, api_version: str, kind: str,
+                              selector: str) -> None:
+        def delete() -> None:
+            resource = self._resource(api_version, kind)
+            for item in resource.get(namespace=namespace, label_selector=selector).items:
+                try:
+                    resource.delete(name=item.metadata.name, namespace=namespace,
+                                    body={"propagationPolicy": "Background"})
+                except ApiException as e:
+                    if e.status != 404:
+                        raise
+        await asyncio.to_thread(delete)
 
     async def get(self, namespace: str, plural: str, name: str) -> dict[str, Any] | None:
         try:

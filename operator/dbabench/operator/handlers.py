@@ -14,17 +14,19 @@ stopped with it or are reaped by the next run) starts the run afresh.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import kopf
 import yaml
 from pydantic import Field, ValidationError
 
 from dbabench.agents.scripted import scripted_agent
+from dbabench.env.kube import KubeSettings
 from dbabench.model.base import Model
 from dbabench.model.crd import GROUP, VERSION
 from dbabench.model.evaluation import EvaluationResult
@@ -33,6 +35,7 @@ from dbabench.model.scenario import Scenario
 from dbabench.operator import status as st
 from dbabench.operator.api import KubeApi, owner_reference
 from dbabench.operator.metrics import OperatorMetrics
+from dbabench.operator.pods import PodsExecutor
 from dbabench.runner.run import prepare_golden, run_scenario
 from dbabench.scenario.loader import format_validation_error
 
@@ -51,11 +54,20 @@ class OperatorConfig(Model):
     snapshot_timeout_seconds: float = Field(
         default=900, gt=0, description="an AgentRun waits this long for its Scenario's snapshot")
     metrics_port: int = Field(default=8080, ge=0, description="0 disables the metrics endpoint")
+    executor: Literal["local", "pods"] = Field(
+        default="local", description="local: runs execute in the operator's pod with env.local;"
+                                     " pods: each run gets pods of its own (env.kube)")
+    kube: KubeSettings = Field(default_factory=KubeSettings,
+                               description="the pods executor's image, storage and snapshot"
+                                           " classes, node selector (JSON)")
 
     @classmethod
     def from_env(cls) -> "OperatorConfig":
         prefix = "DBABENCH_OPERATOR_"
-        values = {k[len(prefix):].lower(): v for k, v in os.environ.items() if k.startswith(prefix)}
+        values: dict[str, Any] = {k[len(prefix):].lower(): v for k, v in os.environ.items()
+                                  if k.startswith(prefix)}
+        if "kube" in values:
+            values["kube"] = json.loads(values["kube"])
         return cls.model_validate(values)
 
 
@@ -68,6 +80,7 @@ async def startup(settings: kopf.OperatorSettings, memo: kopf.Memo, logger: logg
     memo.api = KubeApi()
     memo.runs = asyncio.Semaphore(config.max_concurrent_runs)
     memo.metrics = OperatorMetrics()
+    memo.pods = PodsExecutor(memo.api, config.kube)
     if config.metrics_port:
         memo.metrics.serve(config.metrics_port)
     settings.posting.level = logging.WARNING
@@ -79,6 +92,11 @@ async def startup(settings: kopf.OperatorSettings, memo: kopf.Memo, logger: logg
 @kopf.on.cleanup()
 async def cleanup(memo: kopf.Memo, **_: Any) -> None:
     memo.metrics.stop()
+
+
+def _manifest(scenario: Scenario) -> str:
+    return yaml.safe_dump(scenario.model_dump(mode="json", by_alias=True, exclude_none=True),
+                          sort_keys=False)
 
 
 def _scenario(body: kopf.Body) -> Scenario:
@@ -109,7 +127,13 @@ async def reconcile_scenario(body: kopf.Body, name: str, namespace: str, memo: k
         "phase": "Building", "phaseReason": "building the golden snapshot",
         "observedGeneration": generation, "conditions": conditions})
     try:
-        golden = await asyncio.to_thread(prepare_golden, scenario, memo.config.runs_dir)
+        if memo.config.executor == "pods":
+            snapshot = await memo.pods.build_golden(scenario, _manifest(scenario), namespace,
+                                                   owner_reference(dict(body)))
+        else:
+            golden = await asyncio.to_thread(prepare_golden, scenario, memo.config.runs_dir)
+            snapshot = {"name": golden.key, "ready": True, "sizeBytes": golden.size_bytes,
+                        "builtAt": golden.built_at, "method": "local-store"}
     except Exception as e:
         memo.metrics.errors.labels("scenario").inc()
         logger.exception("golden snapshot of %s failed", name)
@@ -120,11 +144,9 @@ async def reconcile_scenario(body: kopf.Body, name: str, namespace: str, memo: k
         return
     await memo.api.patch_status(namespace, "scenarios", name, {
         "phase": "Ready", "phaseReason": "golden snapshot ready",
-        "snapshot": {"name": golden.key, "ready": True, "sizeBytes": golden.size_bytes,
-                     "builtAt": golden.built_at, "method": "local-store"},
+        "snapshot": snapshot,
         "conditions": st.set_condition(conditions, "SnapshotReady", True, "Built",
-                                       f"built in {golden.build_seconds:.0f}s",
-                                       generation=generation)})
+                                       f"snapshot {snapshot['name']}", generation=generation)})
 
 
 class Run:
@@ -182,9 +204,11 @@ async def drive_agentrun(body: kopf.Body, spec: kopf.Spec, status: kopf.Status, 
     except ValidationError as e:
         await run.enter(Phase.failed, format_validation_error(f"AgentRun {name}", e))
         return
-    if run_spec.agent.kind not in SCRIPTED:
+    if run_spec.agent.kind not in SCRIPTED and not (
+            memo.config.executor == "pods" and run_spec.agent.kind == AgentKind.external):
         await run.enter(Phase.failed, f"agent kind {run_spec.agent.kind.value} is not run by"
-                                      " this operator version (scripted agents only)")
+                                      " this operator version (scripted agents; external images with the pods"
+                                      " executor)")
         return
     scenario_body = await _wait_for_scenario(run, run_spec.scenario,
                                              memo.config.snapshot_timeout_seconds)
@@ -193,15 +217,23 @@ async def drive_agentrun(body: kopf.Body, spec: kopf.Spec, status: kopf.Status, 
     scenario = _scenario(scenario_body)
     if run_spec.budget is not None:
         scenario.spec.budget = run_spec.budget
-    agent = scripted_agent(run_spec.agent.kind.value, scenario, run_spec.agent.remediation)
     started = time.monotonic()
+    if memo.config.executor == "pods":
+        async with memo.runs:
+            evaluation = await memo.pods.run(
+                name, namespace, run_spec, scenario, _manifest(scenario),
+                scenario_body["status"]["snapshot"]["name"], owner_reference(dict(body)),
+                lambda phase, reason: run.enter(phase, reason))
+        memo.metrics.durations.observe(time.monotonic() - started)
+        await run.record(evaluation)
+        return
+    agent = scripted_agent(run_spec.agent.kind.value, scenario, run_spec.agent.remediation)
     async with memo.runs:
         await run.enter(Phase.provisioning, "restoring the golden snapshot",
                         startedAt=st.now().isoformat().replace("+00:00", "Z"))
         result = await run_scenario(
             scenario, agent, runs_root=memo.config.runs_dir,
-            manifest_text=yaml.safe_dump(scenario.model_dump(mode="json", by_alias=True,
-                                                             exclude_none=True), sort_keys=False),
+            manifest_text=_manifest(scenario),
             progress=lambda message: logger.info(message),
             on_phase=lambda phase: run.enter(phase, phase.value.lower()))
     memo.metrics.durations.observe(time.monotonic() - started)

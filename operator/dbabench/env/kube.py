@@ -1,0 +1,418 @@
+"""env.kube: one run's environment as Kubernetes objects, and the components' side of it.
+
+The pods executor (``dbabench.operator.pods``) creates, per AgentRun:
+
+    <run>-db        Secret     database passwords: mounted in the harness containers only
+    <run>-tools     Secret     the tool server's bearer token: the agent's only credential
+    <run>-scenario  ConfigMap  the manifest, for the harness containers (never the agent's)
+    <run>-data      PVC        dataSource: the Scenario's golden VolumeSnapshot
+    <run>-postgres  Pod        postgres (under ``dbabench component postgres``, which also
+                               answers manage_instance's start/stop), postgres_exporter and a
+                               Prometheus scraping this run only; Service of the same name
+    <run>-workload  Pod        runtime fault, then the application; Service of the same name
+    <run>-admit     Job        manifestation predicates -> ConfigMap <run>-admission
+    <run>-agent     Pod        the agent, and the tool server as a native sidecar holding the
+                               database credentials; NetworkPolicy: the agent reaches only it
+    <run>-evaluate  Job        the evaluator on the post-fix state -> ConfigMap <run>-evaluation
+
+The sidecar hands the trace to the evaluator through ConfigMap <run>-trace. Everything carries
+the label ``dbabench.io/run`` and an owner reference to the AgentRun. Containers learn addresses
+from ``DBABENCH_ADDR_*`` (host:port) and their listen ports from ``DBABENCH_PORT_*``, and
+nothing else: that contract is what lets a test tier without kubelets play the pods as local
+processes.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import os
+from typing import Any
+
+from dbabench.model.base import Model
+
+GROUP = "dbabench.io"
+RUN_LABEL = f"{GROUP}/run"
+COMPONENT_LABEL = f"{GROUP}/component"
+GOLDEN_LABEL = f"{GROUP}/golden"
+SNAPSHOT_API = "snapshot.storage.k8s.io/v1"
+
+PORTS = {"postgres": 5432, "control": 8008, "exporter": 9187, "prometheus": 9090,
+         "workload": 8000, "business": 8001, "tools": 8765}
+PG_HOME = "/var/lib/dbabench/pg"
+SCENARIO_FILE = "/etc/dbabench/scenario.yaml"
+WORK_DIR = "/var/run/dbabench"
+
+
+class KubeSettings(Model):
+    """What the cluster offers a run: the operator's configuration of the pods executor."""
+
+    image: str = "dbabench:0.1.0"
+    storage_class: str | None = None
+    snapshot_class: str | None = None
+    volume_size: str = "4Gi"
+    node_selector: dict[str, str] = {}
+    model_gateway_cidr: str | None = None
+    """Where a model-driven agent may connect besides its tool server (NetworkPolicy)."""
+
+
+def service_host(name: str, namespace: str) -> str:
+    return f"{name}.{namespace}.svc"
+
+
+def addr(name: str, namespace: str, port: str) -> str:
+    return f"{service_host(name, namespace)}:{PORTS[port]}"
+
+
+def _env(name: str, value: str) -> dict[str, Any]:
+    return {"name": name, "value": value}
+
+
+def _secret_env(name: str, secret: str, key: str) -> dict[str, Any]:
+    return {"name": name, "valueFrom": {"secretKeyRef": {"name": secret, "key": key}}}
+
+
+def _namespace_env() -> dict[str, Any]:
+    return {"name": "DBABENCH_NAMESPACE",
+            "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}}
+
+
+def _port_env(component: str) -> dict[str, Any]:
+    return _env(f"DBABENCH_PORT_{component.upper()}", str(PORTS[component]))
+
+
+def _container(name: str, settings: KubeSettings, component: list[str],
+               env: list[dict[str, Any]], ports: tuple[str, ...] = (),
+               mounts: tuple[tuple[str, str], ...] = ()) -> dict[str, Any]:
+    c: dict[str, Any] = {
+        "name": name, "image": settings.image, "imagePullPolicy": "IfNotPresent",
+        "command": ["dbabench", "component", *component],
+        "env": env + [_port_env(p) for p in ports],
+        "ports": [{"name": p, "containerPort": PORTS[p]} for p in ports],
+        "volumeMounts": [{"name": v, "mountPath": path} for v, path in mounts],
+    }
+    if ports:
+        c["readinessProbe"] = {"tcpSocket": {"port": PORTS[ports[0]]}, "periodSeconds": 1}
+    return c
+
+
+def _meta(name: str, run: str, component: str, owner: dict[str, Any] | None,
+          label: str = RUN_LABEL) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "labels": {label: run, COMPONENT_LABEL: component}}
+    if owner is not None:
+        meta["ownerReferences"] = [owner]
+    return meta
+
+
+def _pod(name: str, run: str, component: str, owner: dict[str, Any] | None,
+         settings: KubeSettings, containers: list[dict[str, Any]],
+         volumes: list[dict[str, Any]], **spec: Any) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": _meta(name, run, component, owner),
+            "spec": {"restartPolicy": "Never", "containers": containers, "volumes": volumes,
+                     "nodeSelector": dict(settings.node_selector),
+                     "automountServiceAccountToken": False, **spec}}
+
+
+def _job(name: str, run: str, component: str, owner: dict[str, Any] | None, pod: dict[str, Any],
+         label: str = RUN_LABEL) -> dict[str, Any]:
+    template = {"metadata": {"labels": pod["metadata"]["labels"]}, "spec": pod["spec"]}
+    return {"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": _meta(name, run, component, owner, label),
+            "spec": {"backoffLimit": 0, "template": template}}
+
+
+def _service(name: str, run: str, component: str, owner: dict[str, Any] | None,
+             ports: tuple[str, ...]) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Service", "metadata": _meta(name, run, component, owner),
+            "spec": {"selector": {RUN_LABEL: run, COMPONENT_LABEL: component},
+                     "ports": [{"name": p, "port": PORTS[p], "targetPort": PORTS[p]}
+                               for p in ports]}}
+
+
+def _config_volume(name: str) -> dict[str, Any]:
+    return {"name": "scenario", "configMap": {"name": name}}
+
+
+def _claim_volume(claim: str) -> dict[str, Any]:
+    return {"name": "data", "persistentVolumeClaim": {"claimName": claim}}
+
+
+def _work_volume() -> dict[str, Any]:
+    return {"name": "work", "emptyDir": {}}
+
+
+def _db_env(secret: str, *, app: bool = False) -> list[dict[str, Any]]:
+    env = [_secret_env("DBABENCH_PG_SUPERUSER_PASSWORD", secret, "superuser-password")]
+    if app:
+        env.append(_secret_env("DBABENCH_PG_APP_PASSWORD", secret, "app-password"))
+    return env
+
+
+def _result_env(configmap: str, owner: dict[str, Any] | None) -> list[dict[str, Any]]:
+    env = [_env("DBABENCH_RESULT_CONFIGMAP", configmap), _namespace_env()]
+    if owner is not None:
+        env.append(_env("DBABENCH_OWNER", json.dumps(owner)))
+    return env
+
+
+def _pvc(name: str, run: str, component: str, owner: dict[str, Any] | None,
+         settings: KubeSettings, snapshot: str | None, label: str = RUN_LABEL) -> dict[str, Any]:
+    spec: dict[str, Any] = {"accessModes": ["ReadWriteOnce"],
+                            "resources": {"requests": {"storage": settings.volume_size}}}
+    if settings.storage_class:
+        spec["storageClassName"] = settings.storage_class
+    if snapshot is not None:
+        spec["dataSource"] = {"apiGroup": "snapshot.storage.k8s.io", "kind": "VolumeSnapshot",
+                              "name": snapshot}
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": _meta(name, run, component, owner, label), "spec": spec}
+
+
+def _configmap(name: str, run: str, component: str, owner: dict[str, Any] | None,
+               data: dict[str, str], label: str = RUN_LABEL) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": _meta(name, run, component, owner, label), "data": data}
+
+
+def _secret(name: str, run: str, component: str, owner: dict[str, Any] | None,
+            data: dict[str, str], label: str = RUN_LABEL) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Secret",
+            "metadata": _meta(name, run, component, owner, label), "stringData": data}
+
+
+# -- the golden snapshot of a Scenario ----------------------------------------------------------
+
+def golden_name(key: str) -> str:
+    return f"golden-{key}"
+
+
+def golden_objects(key: str, manifest: str, passwords: dict[str, str], settings: KubeSettings,
+                   owner: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """Secret, manifest, volume and the Job that fills it; the snapshot is taken after."""
+    name = golden_name(key)
+    env = [_env("DBABENCH_SCENARIO_FILE", SCENARIO_FILE), _env("DBABENCH_PG_HOME", PG_HOME),
+           *_db_env(name, app=True)]
+    container = _container("golden", settings, ["golden"], env,
+                           mounts=(("data", PG_HOME), ("scenario", "/etc/dbabench")))
+    pod = _pod(name, key, "golden", None, settings, [container],
+               [_claim_volume(name), _config_volume(name)])
+    return [
+        _secret(name, key, "golden", owner, passwords, GOLDEN_LABEL),
+        _configmap(name, key, "golden", owner, {"scenario.yaml": manifest}, GOLDEN_LABEL),
+        _pvc(name, key, "golden", owner, settings, None, GOLDEN_LABEL),
+        _job(name, key, "golden", owner, pod, GOLDEN_LABEL),
+    ]
+
+
+def golden_snapshot(key: str, settings: KubeSettings,
+                    owner: dict[str, Any] | None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"source": {"persistentVolumeClaimName": golden_name(key)}}
+    if settings.snapshot_class:
+        spec["volumeSnapshotClassName"] = settings.snapshot_class
+    return {"apiVersion": SNAPSHOT_API, "kind": "VolumeSnapshot",
+            "metadata": _meta(golden_name(key), key, "golden", owner, GOLDEN_LABEL), "spec": spec}
+
+
+# -- one AgentRun --------------------------------------------------------------------------------
+
+class AgentContainer(Model):
+    """The agent's part of its pod: the operator decides it from the AgentRun's agent spec."""
+
+    name: str
+    """The agent's name in the evaluation (reference, decoy, external, ...)."""
+    image: str | None = None
+    """None: the dbabench image with ``command``; else the user's image, its own entrypoint."""
+    command: list[str] = []
+    sees_scenario: bool = False
+    """Scripted agents are the scenario's own oracles; every other agent works blind."""
+
+
+def run_objects(run: str, namespace: str, snapshot: str, manifest: str,
+                passwords: dict[str, str], token: str, agent: AgentContainer,
+                settings: KubeSettings, owner: dict[str, Any] | None,
+                ) -> dict[str, list[dict[str, Any]]]:
+    """Every object of one run, grouped by the phase that creates them."""
+    db, tools = f"{run}-db", f"{run}-tools"
+    pg_addr = addr(f"{run}-postgres", namespace, "postgres")
+    workload_addr = addr(f"{run}-workload", namespace, "workload")
+    common = [_env("DBABENCH_SCENARIO_FILE", SCENARIO_FILE), _env("DBABENCH_RUN", run),
+              _env("DBABENCH_ADDR_POSTGRES", pg_addr)]
+    scenario_mount = ("scenario", "/etc/dbabench")
+    scenario_volume = _config_volume(f"{run}-scenario")
+
+    postgres = _pod(f"{run}-postgres", run, "postgres", owner, settings, [
+        _container("postgres", settings, ["postgres"],
+                   [_env("DBABENCH_PG_HOME", PG_HOME), *common, *_db_env(db, app=True)],
+                   ports=("postgres", "control"), mounts=(("data", PG_HOME), scenario_mount)),
+        _container("exporter", settings, ["exporter"],
+                   [_env("DBABENCH_ADDR_POSTGRES", f"127.0.0.1:{PORTS['postgres']}"),
+                    *_db_env(db)], ports=("exporter",)),
+        _container("prometheus", settings, ["prometheus"],
+                   [_env("DBABENCH_RUN", run), _env("DBABENCH_WORK_DIR", WORK_DIR),
+                    _env("DBABENCH_ADDR_EXPORTER", f"127.0.0.1:{PORTS['exporter']}"),
+                    _env("DBABENCH_ADDR_WORKLOAD", workload_addr)],
+                   ports=("prometheus",), mounts=(("work", WORK_DIR),)),
+    ], [_claim_volume(f"{run}-data"), scenario_volume, _work_volume()])
+
+    workload = _pod(f"{run}-workload", run, "workload", owner, settings, [
+        _container("workload", settings, ["workload"], [*common, *_db_env(db, app=True)],
+                   ports=("workload", "business"), mounts=(scenario_mount,)),
+    ], [scenario_volume])
+
+    harness = [*common, *_db_env(db), _env("DBABENCH_ADDR_WORKLOAD", workload_addr),
+               _env("DBABENCH_ADDR_BUSINESS", addr(f"{run}-workload", namespace, "business")),
+               _env("DBABENCH_WORK_DIR", WORK_DIR)]
+    admit = _pod(f"{run}-admit", run, "admit", owner, settings, [
+        _container("admit", settings, ["admit"],
+                   [*harness, *_result_env(f"{run}-admission", owner)],
+                   mounts=(scenario_mount, ("work", WORK_DIR))),
+    ], [scenario_volume, _work_volume()], serviceAccountName="dbabench-run",
+        automountServiceAccountToken=True)
+
+    sidecar = _container("tools", settings, ["tools"], [
+        *harness, _env("DBABENCH_ADDR_PROMETHEUS", addr(f"{run}-postgres", namespace, "prometheus")),
+        _env("DBABENCH_ADDR_CONTROL", addr(f"{run}-postgres", namespace, "control")),
+        _secret_env("DBABENCH_TOOLS_TOKEN", tools, "token"),
+        *_result_env(f"{run}-trace", owner)],
+        ports=("tools",), mounts=(scenario_mount, ("work", WORK_DIR)))
+    # A native sidecar: started before the agent (once its startup probe passes: it serves),
+    # stopped after it, and so handing over the trace.
+    sidecar["restartPolicy"] = "Always"
+    sidecar["startupProbe"] = {"tcpSocket": {"port": PORTS["tools"]}, "periodSeconds": 1,
+                               "failureThreshold": 300}
+    agent_env = [_env("DBABENCH_TOOLS_URL", f"http://127.0.0.1:{PORTS['tools']}"),
+                 _secret_env("DBABENCH_TOOLS_TOKEN", tools, "token")]
+    agent_mounts = (scenario_mount,) if agent.sees_scenario else ()
+    if agent.image is None:
+        main = _container("agent", settings, agent.command,
+                          [*agent_env, _env("DBABENCH_SCENARIO_FILE", SCENARIO_FILE)]
+                          if agent.sees_scenario else agent_env, mounts=agent_mounts)
+    else:
+        main = {"name": "agent", "image": agent.image, "env": agent_env}
+    agent_pod = _pod(f"{run}-agent", run, "agent", owner, settings, [main],
+                     [scenario_volume, _work_volume()], initContainers=[sidecar],
+                     serviceAccountName="dbabench-run")
+    # The token reaches the sidecar only: a projected volume in its container, not the pod's.
+    agent_pod["spec"]["volumes"].append(
+        {"name": "api-token", "projected": {"sources": [
+            {"serviceAccountToken": {"path": "token", "expirationSeconds": 3600}},
+            {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt",
+                                                                   "path": "ca.crt"}]}},
+            {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {
+                "fieldPath": "metadata.namespace"}}]}}]}})
+    sidecar["volumeMounts"].append(
+        {"name": "api-token", "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount",
+         "readOnly": True})
+
+    evaluate = _pod(f"{run}-evaluate", run, "evaluate", owner, settings, [
+        _container("evaluate", settings, ["evaluate"],
+                   [*harness, _env("DBABENCH_TRACE_CONFIGMAP", f"{run}-trace"),
+                    _env("DBABENCH_AGENT", agent.name),
+                    *_result_env(f"{run}-evaluation", owner)],
+                   mounts=(scenario_mount, ("work", WORK_DIR))),
+    ], [scenario_volume, _work_volume()], serviceAccountName="dbabench-run",
+        automountServiceAccountToken=True)
+
+    return {
+        "provisioning": [
+            _secret(db, run, "db", owner, passwords),
+            _secret(tools, run, "tools", owner, {"token": token}),
+            _configmap(f"{run}-scenario", run, "scenario", owner, {"scenario.yaml": manifest}),
+            _pvc(f"{run}-data", run, "data", owner, settings, snapshot),
+            postgres,
+            _service(f"{run}-postgres", run, "postgres", owner,
+                     ("postgres", "control", "prometheus")),
+        ],
+        "admitting": [
+            workload, _service(f"{run}-workload", run, "workload", owner,
+                               ("workload", "business")),
+            _job(f"{run}-admit", run, "admit", owner, admit),
+        ],
+        "running": [agent_pod, agent_network_policy(run, owner, settings)],
+        "evaluating": [_job(f"{run}-evaluate", run, "evaluate", owner, evaluate)],
+    }
+
+
+def agent_network_policy(run: str, owner: dict[str, Any] | None,
+                         settings: KubeSettings) -> dict[str, Any]:
+    """The agent pod may reach nothing but its own sidecar (same pod, loopback, which no
+    policy can block), DNS, and the model gateway when one is configured."""
+    egress: list[dict[str, Any]] = [{"ports": [{"protocol": "UDP", "port": 53},
+                                               {"protocol": "TCP", "port": 53}]}]
+    if settings.model_gateway_cidr:
+        egress.append({"to": [{"ipBlock": {"cidr": settings.model_gateway_cidr}}]})
+    return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+            "metadata": _meta(f"{run}-agent", run, "agent", owner),
+            "spec": {"podSelector": {"matchLabels": {RUN_LABEL: run, COMPONENT_LABEL: "agent"}},
+                     "policyTypes": ["Ingress", "Egress"], "ingress": [], "egress": egress}}
+
+
+# -- results: components -> ConfigMaps -> operator ------------------------------------------------
+
+def pack(payload: bytes) -> str:
+    """ConfigMaps hold 1 MiB; a trace compresses ~10x."""
+    return base64.b64encode(gzip.compress(payload)).decode()
+
+
+def unpack(packed: str) -> bytes:
+    return gzip.decompress(base64.b64decode(packed))
+
+
+def result_configmap(name: str, run: str, owner: dict[str, Any] | None,
+                     payloads: dict[str, bytes]) -> dict[str, Any]:
+    body = _configmap(name, run, "result", owner, {})
+    del body["data"]
+    body["binaryData"] = {key: pack(value) for key, value in payloads.items()}
+    return body
+
+
+def owner_from_env() -> dict[str, Any] | None:
+    raw = os.environ.get("DBABENCH_OWNER")
+    return json.loads(raw) if raw else None
+
+
+# -- the API, as the harness containers see it ----------------------------------------------------
+
+def core_api() -> Any:
+    """CoreV1Api with the pod's service account, or a kubeconfig outside a cluster."""
+    from kubernetes import client, config
+
+    try:
+        config.load_incluster_config()
+    except config.ConfigException:
+        config.load_kube_config()
+    return client.CoreV1Api()
+
+
+def namespace_from_env() -> str:
+    try:
+        return os.environ["DBABENCH_NAMESPACE"]
+    except KeyError:
+        raise RuntimeError("DBABENCH_NAMESPACE is not set: the pod spec passes it from"
+                           " metadata.namespace") from None
+
+
+def publish(name: str, run: str, payloads: dict[str, bytes]) -> None:
+    """Write a component's result once; a re-run of the component (a retried Job, a restarted
+    sidecar) keeps the first, so the operator never sees two answers to one question."""
+    from kubernetes.client.rest import ApiException
+
+    body = result_configmap(name, run, owner_from_env(), payloads)
+    try:
+        core_api().create_namespaced_config_map(namespace_from_env(), body)
+    except ApiException as e:
+        if e.status != 409:
+            raise
+
+
+def read_result(name: str, key: str) -> bytes | None:
+    from kubernetes.client.rest import ApiException
+
+    try:
+        cm = core_api().read_namespaced_config_map(name, namespace_from_env())
+    except ApiException as e:
+        if e.status == 404:
+            return None
+        raise
+    return unpack(cm.binary_data[key]) if cm.binary_data and key in cm.binary_data else None

@@ -1,0 +1,102 @@
+"""A run's server and logs as seen from another pod: what env.local has as files and pids.
+
+The tools and the predicates read the server's jsonlog and the application's business log as
+files. On Kubernetes those live in other pods, so a ``LogMirror`` copies them, incrementally,
+into this pod: the server's log over SQL (``pg_ls_logdir`` / ``pg_read_binary_file``, the
+superuser's right), the business log over the workload's HTTP endpoint. Tools and predicates
+then run unchanged. ``RemoteInstanceControl`` is manage_instance's start/stop/restart, asked of
+``dbabench component postgres`` in the database pod.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+
+MIRROR_INTERVAL_SECONDS = 1.0
+CHUNK_BYTES = 4 << 20
+
+
+class LogMirror:
+    def __init__(self, dsn: str, business_url: str, into: Path) -> None:
+        self.dsn = dsn
+        self.business_url = business_url
+        self.pg_log_dir = into / "pglog"
+        self.business_log = into / "business.jsonl"
+        self.pg_log_dir.mkdir(parents=True, exist_ok=True)
+        self.business_log.touch()
+        self._lock = asyncio.Lock()
+
+    async def sync(self) -> None:
+        """Bring both copies up to date; a source that is down is retried on the next sync."""
+        async with self._lock:
+            with contextlib.suppress(psycopg.OperationalError):
+                await self._sync_server_log()
+            with contextlib.suppress(httpx.TransportError):
+                await self._sync_business_log()
+
+    async def run(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            await self.sync()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), MIRROR_INTERVAL_SECONDS)
+
+    async def _sync_server_log(self) -> None:
+        async with await psycopg.AsyncConnection.connect(
+                self.dsn, autocommit=True, application_name="dbabench-harness") as conn:
+            cur = await conn.execute(
+                "SELECT current_setting('log_directory'), name, size FROM pg_ls_logdir()"
+                " WHERE name LIKE '%.json' ORDER BY name")
+            for directory, name, size in await cur.fetchall():
+                local = self.pg_log_dir / name
+                have = local.stat().st_size if local.exists() else 0
+                while have < size:
+                    cur = await conn.execute("SELECT pg_read_binary_file(%s, %s, %s)",
+                                             (f"{directory}/{name}", have,
+                                              min(CHUNK_BYTES, size - have)))
+                    row = await cur.fetchone()
+                    chunk = bytes(row[0]) if row and row[0] else b""
+                    if not chunk:
+                        break
+                    with local.open("ab") as f:
+                        f.write(chunk)
+                    have += len(chunk)
+
+    async def _sync_business_log(self) -> None:
+        have = self.business_log.stat().st_size
+        async with httpx.AsyncClient(timeout=10) as client:
+            r = await client.get(self.business_url, params={"offset": have})
+            r.raise_for_status()
+        if r.content:
+            with self.business_log.open("ab") as f:
+                f.write(r.content)
+
+
+class RemoteInstanceControl:
+    """manage_instance's process control, over the database pod's control endpoint."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url.rstrip("/")
+
+    def _ask(self, method: str, path: str, **params: str) -> dict[str, Any]:
+        r = httpx.request(method, f"{self.url}{path}", params=params, timeout=120)
+        r.raise_for_status()
+        body: dict[str, Any] = r.json()
+        return body
+
+    def status(self) -> dict[str, object]:
+        return self._ask("GET", "/status")
+
+    def start(self) -> None:
+        self._ask("POST", "/start")
+
+    def stop(self, mode: str) -> None:
+        self._ask("POST", "/stop", mode=mode)
+
+    def restart(self, mode: str) -> None:
+        self._ask("POST", "/restart", mode=mode)

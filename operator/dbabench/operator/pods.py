@@ -1,0 +1,212 @@
+"""The pods executor: a run as pods of its own (env.kube), driven from the operator.
+
+Each phase ensures its objects (create if absent) and then waits for the result its component
+publishes in a ConfigMap. Nothing is kept in the operator's memory between phases, so an operator
+restarted at any point walks the same steps again: existing objects are left as they are, and a
+phase whose result is already published passes at once. The Scenario's golden volume is built the
+same way, by a Job on a PVC, then snapshotted with a CSI VolumeSnapshot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from dbabench.env import kube
+from dbabench.env.postgres import BASELINE_SETTINGS, Credentials
+from dbabench.model.admission import Admission
+from dbabench.model.evaluation import EvaluationResult
+from dbabench.model.kube import AgentKind, AgentRunSpec, Phase
+from dbabench.model.scenario import Scenario
+from dbabench.operator.api import KubeApi
+from dbabench.scenario.loader import golden_key
+
+POLL_SECONDS = 1.0
+# Kinds a run owns, deleted by label when it is graded (owner references cover a deleted run).
+RUN_KINDS = (("batch/v1", "Job"), ("v1", "Pod"), ("v1", "Service"),
+             ("networking.k8s.io/v1", "NetworkPolicy"), ("v1", "PersistentVolumeClaim"),
+             ("v1", "ConfigMap"), ("v1", "Secret"))
+
+
+class PodsError(Exception):
+    """A run's infrastructure failed: the run ends InfraError with this reason."""
+
+
+async def _until(what: str, timeout: float,
+                 probe: Callable[[], Awaitable[Any]]) -> Any:
+    """Poll ``probe`` until it returns something, or raise PodsError naming ``what``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = await probe()
+        if found is not None:
+            return found
+        await asyncio.sleep(POLL_SECONDS)
+    raise PodsError(f"timed out after {timeout:.0f}s waiting for {what}")
+
+
+def _decoded(secret: dict[str, Any]) -> dict[str, str]:
+    return {k: base64.b64decode(v).decode() for k, v in (secret.get("data") or {}).items()}
+
+
+class PodsExecutor:
+    def __init__(self, api: KubeApi, settings: kube.KubeSettings, *,
+                 phase_timeout: float = 600.0) -> None:
+        self.api = api
+        self.settings = settings
+        self.phase_timeout = phase_timeout
+
+    # -- shared waits ---------------------------------------------------------------------------
+
+    async def _result(self, namespace: str, configmap: str, key: str,
+                      failed_job: str | None = None) -> bytes | None:
+        """A published result; PodsError if the Job that should publish it has failed."""
+        cm = await self.api.read(namespace, "v1", "ConfigMap", configmap)
+        if cm is not None and key in (cm.get("binaryData") or {}):
+            return kube.unpack(cm["binaryData"][key])
+        if failed_job is not None:
+            job = await self.api.read(namespace, "batch/v1", "Job", failed_job)
+            if job is not None and (job.get("status") or {}).get("failed"):
+                raise PodsError(f"Job {failed_job} failed; see its pod's log")
+        return None
+
+    async def _pod_ready(self, namespace: str, name: str) -> bool | None:
+        pod = await self.api.read(namespace, "v1", "Pod", name)
+        status = (pod or {}).get("status") or {}
+        if status.get("phase") in ("Failed", "Succeeded"):
+            raise PodsError(f"Pod {name} ended ({status['phase']}) before the run did")
+        ready = any(c.get("type") == "Ready" and c.get("status") == "True"
+                    for c in status.get("conditions") or [])
+        return True if ready else None
+
+    # -- the golden snapshot ----------------------------------------------------------------------
+
+    async def build_golden(self, scenario: Scenario, manifest: str, namespace: str,
+                           owner: dict[str, Any]) -> dict[str, Any]:
+        """Build (or find) the Scenario's golden VolumeSnapshot; its status block."""
+        key = golden_key(scenario, BASELINE_SETTINGS)
+        name = kube.golden_name(key)
+        credentials = Credentials.generate()
+        passwords = {"superuser-password": credentials.superuser_password,
+                     "app-password": credentials.app_password}
+        for body in kube.golden_objects(key, manifest, passwords, self.settings, owner):
+            await self.api.ensure(namespace, body)
+
+        async def built() -> bool | None:
+            job = await self.api.read(namespace, "batch/v1", "Job", name)
+            status = (job or {}).get("status") or {}
+            if status.get("failed"):
+                raise PodsError(f"golden build Job {name} failed; see its pod's log")
+            return True if status.get("succeeded") else None
+
+        await _until(f"the golden build Job {name}", self.phase_timeout, built)
+        await self.api.ensure(namespace, kube.golden_snapshot(key, self.settings, owner))
+
+        async def ready() -> dict[str, Any] | None:
+            snap = await self.api.read(namespace, kube.SNAPSHOT_API, "VolumeSnapshot", name)
+            status = (snap or {}).get("status") or {}
+            if (status.get("error") or {}).get("message"):
+                raise PodsError(f"VolumeSnapshot {name}: {status['error']['message']}")
+            return status if status.get("readyToUse") else None
+
+        status = await _until(f"VolumeSnapshot {name} to be ready", self.phase_timeout, ready)
+        return {"name": name, "ready": True, "sizeBytes": _quantity(status.get("restoreSize")),
+                "builtAt": status.get("creationTime"), "method": "volume-snapshot"}
+
+    # -- one run --------------------------------------------------------------------------------------
+
+    async def run(self, name: str, namespace: str, spec: AgentRunSpec, scenario: Scenario,
+                  manifest: str, snapshot: str, owner: dict[str, Any],
+                  enter: Callable[[Phase, str], Awaitable[None]]) -> EvaluationResult:
+        try:
+            return await self._run(name, namespace, spec, scenario, manifest, snapshot, owner,
+                                   enter)
+        except PodsError as e:
+            return EvaluationResult(scenario=scenario.name, agent=spec.agent.kind.value,
+                                    status="infra_error", infra_reason=str(e))
+        finally:
+            await self.cleanup(name, namespace)
+
+    async def _run(self, name: str, namespace: str, spec: AgentRunSpec, scenario: Scenario,
+                   manifest: str, snapshot: str, owner: dict[str, Any],
+                   enter: Callable[[Phase, str], Awaitable[None]]) -> EvaluationResult:
+        golden_secret = await self.api.read(namespace, "v1", "Secret", snapshot)
+        if golden_secret is None:
+            raise PodsError(f"Secret {snapshot} (the golden volume's passwords) is missing")
+        agent = _agent_container(spec)
+        objects = kube.run_objects(name, namespace, snapshot, manifest,
+                                   _decoded(golden_secret), secrets.token_urlsafe(24), agent,
+                                   self.settings, owner)
+
+        await enter(Phase.provisioning, "restoring the golden snapshot into a volume")
+        for body in objects["provisioning"]:
+            await self.api.ensure(namespace, body)
+        await _until(f"Pod {name}-postgres to be ready", self.phase_timeout,
+                     lambda: self._pod_ready(namespace, f"{name}-postgres"))
+
+        await enter(Phase.admitting, "workload and runtime fault; checking manifestation")
+        for body in objects["admitting"]:
+            await self.api.ensure(namespace, body)
+        raw = await _until("the admission result", self.phase_timeout, lambda: self._result(
+            namespace, f"{name}-admission", "admission.json", f"{name}-admit"))
+        admission = Admission.model_validate_json(raw)
+        if not admission.admitted:
+            return EvaluationResult(scenario=scenario.name, agent=agent.name,
+                                    status="infra_error", infra_reason=admission.reason)
+
+        await enter(Phase.running, f"agent {agent.name} at work")
+        for body in objects["running"]:
+            await self.api.ensure(namespace, body)
+        budget = (spec.budget or scenario.spec.budget).timeout_seconds
+        try:
+            await _until("the agent's trace", budget + 60, lambda: self._result(
+                namespace, f"{name}-trace", "outcome.json"))
+        except PodsError:
+            # Over budget: stopping the pod stops the sidecar, which hands the trace over.
+            await self.api.delete_labelled(namespace, "v1", "Pod",
+                                           f"{kube.RUN_LABEL}={name},"
+                                           f"{kube.COMPONENT_LABEL}=agent")
+            await _until("the agent's trace after stopping the agent", 120, lambda: self._result(
+                namespace, f"{name}-trace", "outcome.json"))
+
+        await enter(Phase.evaluating, "verifying the post-fix state under the workload")
+        for body in objects["evaluating"]:
+            await self.api.ensure(namespace, body)
+        raw = await _until("the evaluation", self.phase_timeout, lambda: self._result(
+            namespace, f"{name}-evaluation", "evaluation.json", f"{name}-evaluate"))
+        return EvaluationResult.model_validate_json(raw)
+
+    async def cleanup(self, name: str, namespace: str) -> None:
+        for api_version, kind in RUN_KINDS:
+            await self.api.delete_labelled(namespace, api_version, kind, f"{kube.RUN_LABEL}={name}")
+
+
+def _agent_container(spec: AgentRunSpec) -> kube.AgentContainer:
+    kind = spec.agent.kind
+    if kind == AgentKind.external:
+        return kube.AgentContainer(name="external", image=spec.agent.image)
+    if kind in (AgentKind.reference, AgentKind.decoy, AgentKind.null):
+        command = ["agent", "--kind", kind.value]
+        if spec.agent.remediation:
+            command += ["--remediation", spec.agent.remediation]
+        return kube.AgentContainer(
+            name=kind.value if not spec.agent.remediation else f"reference:{spec.agent.remediation}",
+            command=command, sees_scenario=True)
+    raise PodsError(f"agent kind {kind.value} has no container in this operator version")
+
+
+_UNITS = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "k": 10**3, "M": 10**6,
+          "G": 10**9, "T": 10**12}
+
+
+def _quantity(text: str | int | None) -> int | None:
+    """A Kubernetes quantity (``restoreSize``) in bytes."""
+    if text is None or isinstance(text, int):
+        return text
+    for suffix, factor in _UNITS.items():
+        if text.endswith(suffix):
+            return int(float(text[:-len(suffix)]) * factor)
+    return int(text)

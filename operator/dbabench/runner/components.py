@@ -1,0 +1,352 @@
+"""The container entrypoints of a run on Kubernetes: ``dbabench component NAME``.
+
+Each is one piece of ``run_scenario`` (runner.run), run in its own container of the pods that
+env.kube describes, and configured only by the environment those pods set: ``DBABENCH_ADDR_*``
+(host:port of another component), ``DBABENCH_PORT_*`` (where to listen), the passwords from the
+run's Secrets, the manifest at ``DBABENCH_SCENARIO_FILE``. Results go to ConfigMaps
+(``env.kube.publish``) that the operator reads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import psycopg
+from aiohttp import web
+
+from dbabench.agents.scripted import scripted_agent
+from dbabench.env import kube
+from dbabench.env.local import build_cluster
+from dbabench.env.monitoring import exporter_binary, prometheus_argv
+from dbabench.env.postgres import BASELINE_SETTINGS, Credentials, PostgresInstance
+from dbabench.env.processes import ProcessTable
+from dbabench.env.remote import LogMirror, RemoteInstanceControl
+from dbabench.evaluate import evaluator, predicates
+from dbabench.faults.steps import apply_steps, create_database
+from dbabench.model.scenario import Scenario
+from dbabench.model.task import AgentTask
+from dbabench.model.trace import AgentOutcome
+from dbabench.runner.run import admit
+from dbabench.scenario.datasets import DATASETS
+from dbabench.scenario.loader import golden_key, load_file
+from dbabench.tools import knowledge
+from dbabench.tools.context import ToolContext
+from dbabench.tools.gate import TOOL_NAMES, Budget, ToolGate, TraceWriter
+from dbabench.tools.client import ToolServerError
+from dbabench.tools.remote import RemoteGate
+from dbabench.tools.server import serve
+from dbabench.workload.engine import WorkloadConfig, run_workload
+
+
+class ComponentError(RuntimeError):
+    """A component's environment is incomplete: names the variable and who sets it."""
+
+
+def _var(name: str) -> str:
+    try:
+        return os.environ[name]
+    except KeyError:
+        raise ComponentError(f"{name} is not set; the run's pod spec (env.kube) sets it") from None
+
+
+def _port(component: str) -> int:
+    return int(_var(f"DBABENCH_PORT_{component.upper()}"))
+
+
+def _address(component: str) -> tuple[str, int]:
+    host, _, port = _var(f"DBABENCH_ADDR_{component.upper()}").rpartition(":")
+    return host, int(port)
+
+
+def _scenario() -> Scenario:
+    return load_file(Path(_var("DBABENCH_SCENARIO_FILE")))
+
+
+def _credentials() -> Credentials:
+    return Credentials(superuser_password=_var("DBABENCH_PG_SUPERUSER_PASSWORD"),
+                       app_password=os.environ.get("DBABENCH_PG_APP_PASSWORD", ""))
+
+
+def _server(scenario: Scenario) -> PostgresInstance:
+    """The run's database server, wherever it is, as a connection target."""
+    host, port = _address("postgres")
+    return PostgresInstance(Path("/nonexistent"), _credentials(), port=port,
+                            database=scenario.spec.database.name, host=host)
+
+
+def _work_dir() -> Path:
+    path = Path(_var("DBABENCH_WORK_DIR"))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+async def _until_signalled() -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+
+
+def _mirror(scenario: Scenario) -> LogMirror:
+    server = _server(scenario)
+    host, port = _address("business")
+    return LogMirror(server.dsn(application_name="dbabench-harness"),
+                     f"http://{host}:{port}/business.jsonl", _work_dir())
+
+
+def _probe(scenario: Scenario, mirror: LogMirror) -> predicates.Probe:
+    return predicates.Probe(dsn=_server(scenario).dsn(application_name="dbabench-verifier"),
+                            business_log=mirror.business_log, pg_log_dir=mirror.pg_log_dir,
+                            refresh=mirror.sync)
+
+
+def _progress(message: str) -> None:
+    print(message, flush=True)
+
+
+# -- the golden volume -----------------------------------------------------------------------------
+
+def golden() -> None:
+    """Fill the volume at DBABENCH_PG_HOME with the scenario's golden cluster (once)."""
+    scenario = _scenario()
+    home = Path(_var("DBABENCH_PG_HOME"))
+    if (home / "golden.json").exists():
+        _progress(f"{home} already holds a golden cluster")
+        return
+    spec = scenario.spec
+    dataset = DATASETS[spec.database.dataset](spec.database.scale)
+
+    def populate(instance: PostgresInstance) -> None:
+        create_database(instance, dataset)
+        apply_steps(instance, spec.fault.persistent)
+
+    procs = ProcessTable(Path(tempfile.mkdtemp(prefix="dbabench-procs-")))
+    build_cluster(home, golden_key(scenario, BASELINE_SETTINGS), _credentials(),
+                  database=spec.database.name, settings=spec.database.settings,
+                  populate=populate, procs=procs)
+    _progress(f"golden cluster built in {home}")
+
+
+# -- the database pod --------------------------------------------------------------------------------
+
+async def postgres() -> None:
+    """The run's server on the restored volume, and manage_instance's control endpoint."""
+    scenario = _scenario()
+    home = Path(_var("DBABENCH_PG_HOME"))
+    instance = PostgresInstance(home, _credentials(), database=scenario.spec.database.name)
+    instance.relocate(_port("postgres"), listen="*")
+    procs = ProcessTable(Path(tempfile.mkdtemp(prefix="dbabench-procs-")))
+    await asyncio.to_thread(instance.start, procs)
+    started_at = time.time()
+    lock = asyncio.Lock()
+
+    async def act(request: web.Request) -> web.Response:
+        nonlocal started_at
+        action = request.match_info["action"]
+        mode = request.query.get("mode", "fast")
+        if mode not in ("smart", "fast", "immediate"):
+            return web.json_response({"error": f"unknown shutdown mode {mode!r}"}, status=400)
+        async with lock:
+            if action in ("stop", "restart"):
+                await asyncio.to_thread(instance.stop, procs, mode)  # type: ignore[arg-type]
+            if action in ("start", "restart") and not instance.running():
+                await asyncio.to_thread(instance.start, procs)
+                started_at = time.time()
+        return await status(request)
+
+    async def status(request: web.Request) -> web.Response:
+        running = instance.running()
+        return web.json_response({
+            "running": running, "pid": instance.pid, "port": instance.port,
+            "host": os.environ.get("HOSTNAME", ""), "version": "15",
+            "uptime_seconds": round(time.time() - started_at, 1) if running else None})
+
+    app = web.Application()
+    app.router.add_get("/status", status)
+    app.router.add_post("/{action:start|stop|restart}", act)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, "0.0.0.0", _port("control")).start()
+        await _until_signalled()
+    finally:
+        await runner.cleanup()
+        await asyncio.to_thread(instance.stop, procs, "fast")
+
+
+def _exec(argv: list[str], env: dict[str, str] | None = None) -> None:
+    sys.stdout.flush()
+    os.execvpe(argv[0], argv, {**os.environ, **(env or {})})
+
+
+def exporter() -> None:
+    host, port = _address("postgres")
+    dsn = psycopg.conninfo.make_conninfo(
+        host=host, port=port, dbname="postgres", user="postgres", sslmode="disable",
+        password=_var("DBABENCH_PG_SUPERUSER_PASSWORD"), application_name="postgres_exporter")
+    _exec([exporter_binary(), f"--web.listen-address=:{_port('exporter')}"],
+          {"DATA_SOURCE_NAME": dsn})
+
+
+def prometheus() -> None:
+    targets = {"postgres": "{}:{}".format(*_address("exporter")),
+               "workload": "{}:{}".format(*_address("workload"))}
+    _exec(prometheus_argv(_work_dir(), _var("DBABENCH_RUN"), targets,
+                          f":{_port('prometheus')}"))
+
+
+# -- the workload pod --------------------------------------------------------------------------------
+
+async def workload() -> None:
+    """The runtime fault, then the application; its business log is served for the mirrors."""
+    scenario = _scenario()
+    server = _server(scenario)
+    jobs = await asyncio.to_thread(apply_steps, server, scenario.spec.fault.runtime)
+    business = Path(os.environ.get("DBABENCH_WORK_DIR", "/tmp")) / "business.jsonl"
+    business.touch()
+    config = WorkloadConfig(dsn=server.dsn(user="app", application_name=""),
+                            spec=scenario.spec.workload, jobs=jobs, business_log=business,
+                            metrics_port=_port("workload"), metrics_host="0.0.0.0")
+
+    async def business_log(request: web.Request) -> web.Response:
+        offset = int(request.query.get("offset", "0"))
+        with business.open("rb") as f:
+            f.seek(offset)
+            return web.Response(body=f.read(), content_type="application/x-ndjson")
+
+    app = web.Application()
+    app.router.add_get("/business.jsonl", business_log)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await web.TCPSite(runner, "0.0.0.0", _port("business")).start()
+        await run_workload(config, stop)
+    finally:
+        await runner.cleanup()
+
+
+# -- admission, agent, evaluation --------------------------------------------------------------------
+
+async def _with_mirror(scenario: Scenario,
+                       body: Callable[[LogMirror], Awaitable[None]]) -> None:
+    mirror = _mirror(scenario)
+    stop = asyncio.Event()
+    task = asyncio.create_task(mirror.run(stop))
+    try:
+        await body(mirror)
+    finally:
+        stop.set()
+        await task
+
+
+async def admission() -> None:
+    scenario = _scenario()
+
+    async def body(mirror: LogMirror) -> None:
+        result = await admit(scenario, _probe(scenario, mirror), _progress)
+        kube.publish(_var("DBABENCH_RESULT_CONFIGMAP"), _var("DBABENCH_RUN"),
+                     {"admission.json": result.model_dump_json().encode()})
+
+    await _with_mirror(scenario, body)
+
+
+async def tools() -> None:
+    """The tool server of the agent pod: the gate, the trace, the only credentials."""
+    scenario = _scenario()
+    server = _server(scenario)
+    budget = scenario.spec.budget
+    host, port = _address("prometheus")
+    control_host, control_port = _address("control")
+
+    async def body(mirror: LogMirror) -> None:
+        index = await asyncio.to_thread(knowledge.ensure_index, knowledge.default_index_path())
+        ctx = ToolContext(dsn=server.dsn(application_name="dba-agent"),
+                          observer_dsn=server.dsn(application_name="dbabench-harness"),
+                          pg_log_dir=mirror.pg_log_dir, business_log=mirror.business_log,
+                          prometheus_url=f"http://{host}:{port}",
+                          instance=RemoteInstanceControl(f"http://{control_host}:{control_port}"),
+                          knowledge_index=index)
+        gate = ToolGate(ctx, TraceWriter(_work_dir() / "trace.jsonl"),
+                        Budget(max_steps=budget.max_steps, timeout_seconds=budget.timeout_seconds))
+        task = AgentTask(scenario=scenario.name, symptom=scenario.spec.symptom,
+                         tools=list(TOOL_NAMES), max_steps=budget.max_steps,
+                         timeout_seconds=budget.timeout_seconds)
+        started = time.monotonic()
+        async with serve(gate, task, _var("DBABENCH_TOOLS_TOKEN"), "0.0.0.0", _port("tools")):
+            # The agent's end stops this sidecar (a native sidecar outlives its main container
+            # only until then): the trace is handed over on the way out.
+            await _until_signalled()
+        await gate.close()
+        wall = time.monotonic() - started
+        late = (f"budget exhausted: time budget of {budget.timeout_seconds:.0f}s is spent"
+                if wall > budget.timeout_seconds and gate.report is None else None)
+        outcome = gate.outcome(wall, late)
+        kube.publish(_var("DBABENCH_RESULT_CONFIGMAP"), _var("DBABENCH_RUN"),
+                     {"outcome.json": outcome.model_dump_json().encode()})
+
+    await _with_mirror(scenario, body)
+
+
+async def agent(kind: str, remediation: str | None) -> None:
+    """A scripted agent in the agent container, through the sidecar like any other agent."""
+    scenario = _scenario()
+    chosen = scripted_agent(kind, scenario, remediation)
+    async with RemoteGate(_var("DBABENCH_TOOLS_URL"), _var("DBABENCH_TOOLS_TOKEN")) as gate:
+        task = AgentTask.model_validate(await gate.task())
+        try:
+            await chosen.run(task, gate)  # type: ignore[arg-type]
+        except ToolServerError as e:
+            if e.status != 429:
+                raise
+            _progress(f"stopped: {e.message}")
+
+
+async def evaluation() -> None:
+    scenario = _scenario()
+    raw = kube.read_result(_var("DBABENCH_TRACE_CONFIGMAP"), "outcome.json")
+    if raw is None:
+        raise ComponentError(f"ConfigMap {_var('DBABENCH_TRACE_CONFIGMAP')} holds no outcome:"
+                             " the tool sidecar has not handed over the trace")
+    outcome = AgentOutcome.model_validate_json(raw)
+
+    async def body(mirror: LogMirror) -> None:
+        result = await evaluator.grade(scenario, _var("DBABENCH_AGENT"), outcome,
+                                       _probe(scenario, mirror), _progress)
+        kube.publish(_var("DBABENCH_RESULT_CONFIGMAP"), _var("DBABENCH_RUN"),
+                     {"evaluation.json": result.model_dump_json().encode()})
+
+    await _with_mirror(scenario, body)
+
+
+COMPONENTS = ("golden", "postgres", "exporter", "prometheus", "workload", "admit", "tools",
+              "agent", "evaluate")
+
+
+def run_component(name: str, *, kind: str = "reference", remediation: str | None = None) -> None:
+    if name == "golden":
+        golden()
+    elif name == "exporter":
+        exporter()
+    elif name == "prometheus":
+        prometheus()
+    else:
+        coroutine = {"postgres": postgres, "workload": workload, "admit": admission,
+                     "tools": tools, "evaluate": evaluation}.get(name)
+        if coroutine is not None:
+            asyncio.run(coroutine())
+        elif name == "agent":
+            asyncio.run(agent(kind, remediation))
+        else:
+            raise ComponentError(f"unknown component {name!r}: one of {', '.join(COMPONENTS)}")

@@ -1,0 +1,144 @@
+"""The pods executor end to end: every component of a run in a pod of its own.
+
+The operator (``DBABENCH_OPERATOR_EXECUTOR=pods``) builds the Scenario's golden volume with a
+Job and snapshots it with a CSI VolumeSnapshot (the real external-snapshotter CRDs), then runs an
+AgentRun as a PVC restored from that snapshot, a database pod, a workload pod, an admission Job,
+an agent pod with its tool sidecar and an evaluator Job. The player (player.py) is the node those
+pods land on: it runs their real entrypoints as local processes, so a graded Evaluation here
+means the whole operator -> pods -> sidecar -> evaluator path worked on a real PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+import yaml
+
+from player import NODE_LABEL, STORAGE_CLASS, Player
+from test_operator import SCENARIO_FILE, Operator, agentrun, apply, get, phase_of
+from waiting import eventually
+
+if TYPE_CHECKING:
+    from conftest import ControlPlane
+
+pytestmark = [pytest.mark.cluster, pytest.mark.slow]
+
+SNAPSHOTTER = "github.com/kubernetes-csi/external-snapshotter/client/v8@v8.4.0"
+# What the chart grants the run's harness containers (admission, tool sidecar, evaluator):
+# write their one result ConfigMap, read the trace.
+RUN_RBAC = """
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: dbabench-run}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: dbabench-run}
+rules:
+- apiGroups: [""]
+  resources: [configmaps]
+  verbs: [get, create]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: dbabench-run}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: dbabench-run}
+subjects:
+- {kind: ServiceAccount, name: dbabench-run}
+"""
+
+
+def snapshot_crds() -> Path:
+    """The VolumeSnapshot CRDs as external-snapshotter releases them, from the Go module proxy."""
+    cache = Path(os.environ.get("DBABENCH_CACHE", "/var/cache/dbabench")) / "k8s" / "gomodcache"
+    done = subprocess.run(["go", "mod", "download", "-json", SNAPSHOTTER], capture_output=True,
+                          text=True, check=True,
+                          env={**os.environ, "GOMODCACHE": str(cache), "GOFLAGS": "-mod=mod"})
+    return Path(json.loads(done.stdout)["Dir"]) / "config" / "crd"
+
+
+@pytest.fixture(scope="module")
+def player(control_plane: ControlPlane, crds: None, scratch_root: Path) -> Iterator[Player]:
+    crd_dir = snapshot_crds()
+    for kind in ("volumesnapshotclasses", "volumesnapshotcontents", "volumesnapshots"):
+        control_plane.kubectl("apply", "--server-side", "-f",
+                              str(crd_dir / f"snapshot.storage.k8s.io_{kind}.yaml"))
+        control_plane.kubectl("wait", "--for=condition=Established", "--timeout=30s",
+                              f"crd/{kind}.snapshot.storage.k8s.io")
+    node = Player(control_plane.kubeconfig, scratch_root / "player")
+    node.start()
+    try:
+        yield node
+    finally:
+        node.stop()
+        assert not node.errors, "\n".join(node.errors[-3:])
+
+
+def test_agentrun_runs_as_pods_and_is_graded(control_plane: ControlPlane, player: Player,
+                                             scratch_root: Path) -> None:
+    namespace = f"pods-{uuid.uuid4().hex[:8]}"
+    control_plane.kubectl("create", "namespace", namespace)
+    control_plane.kubectl("apply", "-n", namespace, "-f", "-", stdin=RUN_RBAC)
+    runs = scratch_root / f"operator-{uuid.uuid4().hex[:6]}"
+    runs.mkdir()
+    settings = {"storageClass": STORAGE_CLASS, "nodeSelector": NODE_LABEL}
+    operator = Operator(control_plane, runs, {"DBABENCH_OPERATOR_EXECUTOR": "pods",
+                                              "DBABENCH_OPERATOR_KUBE": json.dumps(settings)})
+    operator.start()
+    try:
+        control_plane.kubectl("apply", "-n", namespace, "-f", str(SCENARIO_FILE))
+        eventually(lambda: phase_of(control_plane, "scenario", "stale-stats-lock-chain",
+                                    namespace) in ("Ready", "Failed"), "golden snapshot",
+                   timeout=400)
+        status = get(control_plane, "scenario", "stale-stats-lock-chain", namespace)["status"]
+        assert status["phase"] == "Ready", status
+        snapshot = status["snapshot"]
+        assert snapshot["method"] == "volume-snapshot" and snapshot["sizeBytes"] > 10 << 20
+        snap = get(control_plane, "volumesnapshot", snapshot["name"], namespace)
+        assert snap["status"]["readyToUse"] is True
+
+        apply(control_plane, namespace, agentrun("ref", "stale-stats-lock-chain", "reference"))
+        seen: list[str] = []
+        components: set[str] = set()
+
+        def finished() -> bool:
+            phase = phase_of(control_plane, "agentrun", "ref", namespace)
+            if phase and (not seen or seen[-1] != phase):
+                seen.append(phase)
+            pods = json.loads(control_plane.kubectl(
+                "get", "pods", "-n", namespace, "-l", "dbabench.io/run=ref", "-o",
+                "json").stdout)["items"]
+            components.update(p["metadata"]["labels"]["dbabench.io/component"] for p in pods)
+            return phase in ("Succeeded", "Failed", "InfraError")
+
+        eventually(finished, "pods run graded", timeout=600, interval=1)
+        body = get(control_plane, "agentrun", "ref", namespace)
+        assert body["status"]["phase"] == "Succeeded", body["status"]
+        assert body["status"]["summary"]["safePass"] is True, body["status"]
+        assert {"Provisioning", "Admitting", "Running", "Evaluating"} <= set(seen), seen
+        assert {"postgres", "workload", "admit", "agent", "evaluate"} <= components
+        evaluation = get(control_plane, "evaluation", "ref", namespace)
+        result = evaluation["spec"]["result"]
+        assert result["status"] == "scored" and result["outcome"]["passed"] is True
+
+        # graded runs leave nothing behind but the AgentRun and its Evaluation
+        def cleaned() -> bool:
+            left = control_plane.kubectl(
+                "get", "pods,jobs,pvc,services,secrets,configmaps,networkpolicies", "-n",
+                namespace, "-l", "dbabench.io/run=ref", "-o", "name").stdout.split()
+            return not left
+
+        eventually(cleaned, "run objects deleted", timeout=120)
+    finally:
+        operator.stop()
+        print(operator.log.read_text(errors="replace")[-20000:])
+        logs = player.root / "logs"
+        for path in sorted(logs.glob(f"{namespace}_*.log")) if logs.exists() else []:
+            print(f"--- {path.name}\n{path.read_text(errors='replace')[-3000:]}")
