@@ -5,7 +5,8 @@ BIN    := $(VENV)/bin
 SCENARIO ?= stale-stats-lock-chain
 PYTEST_ARGS ?=
 
-.PHONY: demo test deps system-deps venv bench-reset lint crds images kind-cluster k8s test-cluster clean
+.PHONY: demo test deps system-deps venv bench-reset lint crds images kind-cluster k8s test-cluster clean \
+        prove measure catalog bench-run
 
 demo: deps
 	$(BIN)/dbabench run $(SCENARIO) --agent reference
@@ -37,6 +38,25 @@ test-cluster: deps k8s
 
 bench-reset: deps
 	$(BIN)/python benchmarks/reset.py
+
+# One run's phases now vs a baseline commit (benchmarks/run_phases.py).
+bench-run: deps
+	$(BIN)/python benchmarks/run_phases.py
+
+# The self-proof battery (docs/scenarios-authoring.md): SELECT narrows it (a name, category or
+# glob), JOBS sets the runs at once (default: one per core).
+SELECT ?=
+JOBS ?=
+prove: deps
+	$(BIN)/dbabench scenarios prove $(SELECT) $(if $(JOBS),--jobs $(JOBS))
+
+# Re-measure difficulty (D, C) of SELECT (default: all), then regenerate docs/scenarios.md.
+measure: deps
+	$(BIN)/dbabench scenarios measure $(SELECT) $(if $(JOBS),--jobs $(JOBS))
+	$(BIN)/dbabench scenarios catalog --out docs/scenarios.md
+
+catalog: venv
+	$(BIN)/dbabench scenarios catalog --out docs/scenarios.md
 
 crds: venv
 	$(BIN)/dbabench crds --out crds

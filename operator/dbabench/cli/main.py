@@ -26,10 +26,12 @@ from dbabench.agents.external import ExternalAgent, ListenAgent
 from dbabench.agents.react import ReactAgent
 from dbabench.agents.session import ModelAgentConfig
 from dbabench.agents.scripted import scripted_agent
+from dbabench.cli import scenarios
 from dbabench.model import crd
 from dbabench.model.evaluation import EvaluationResult
 from dbabench.paths import runs_dir
 from dbabench.runner.run import run_scenario
+from dbabench.scenario import difficulty
 from dbabench.scenario.loader import ScenarioError, discover, load_file, resolve, scenarios_root
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INFRA = 0, 1, 2, 3
@@ -40,12 +42,15 @@ out = Console()
 
 
 def _scenarios_list(args: argparse.Namespace) -> int:
-    catalog = discover(args.root)
-    table = Table("name", "category", "hops (D)", "symptom", title=f"scenarios in {args.root or scenarios_root()}")
+    root = args.root or scenarios_root()
+    catalog, stored = discover(root), difficulty.load(root)
+    table = Table("name", "category", "D", "C", "difficulty", "symptom",
+                  title=f"scenarios in {root}")
     for name, (_, scenario) in sorted(catalog.items()):
         spec = scenario.spec
-        table.add_row(name, spec.category.value, str(len(spec.reference_path)),
-                      escape(spec.symptom[:70] + ("…" if len(spec.symptom) > 70 else "")))
+        complexity, label = difficulty.describe(scenario, stored)
+        table.add_row(name, spec.category.value, str(len(spec.reference_path)), complexity,
+                      label, escape(spec.symptom[:70] + ("…" if len(spec.symptom) > 70 else "")))
     out.print(table)
     return EXIT_OK
 
@@ -223,6 +228,7 @@ def parser() -> argparse.ArgumentParser:
     validate = scs.add_parser("validate")
     validate.add_argument("paths", nargs="*", help="files (default: every manifest under --root)")
     validate.set_defaults(func=_scenarios_validate)
+    scenarios.add_parsers(scs)
 
     run = sub.add_parser("run", help="run one scenario end to end and grade it",
                          usage="dbabench run SCENARIO [--agent AGENT] [options] [-- COMMAND...]")

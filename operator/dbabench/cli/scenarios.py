@@ -1,0 +1,162 @@
+"""``dbabench scenarios prove``, ``measure`` and ``catalog``: the self-proof battery, the
+difficulty measurement that rides on its reference runs, and the catalog page."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from dbabench.model.proof import ProofCheck, ProveSummary, ScenarioProof
+from dbabench.paths import runs_dir
+from dbabench.runner.prove import default_jobs, plan, prove
+from dbabench.scenario import catalog, difficulty
+from dbabench.scenario.loader import discover, scenarios_root
+from dbabench.scenario.select import select
+
+EXIT_OK, EXIT_FAILED = 0, 1
+
+
+def add_parsers(actions: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = actions.add_parser(
+        "prove", help="run every scenario's self-proof battery (reference, alternatives,"
+                      " null, decoy) and judge it")
+    _common(p)
+    p.add_argument("--json", type=Path, default=None, dest="json_path",
+                   help="write the summary here (default: prove.json in the battery's directory)")
+    p.set_defaults(func=_prove)
+    m = actions.add_parser(
+        "measure", help="run each scenario's reference path and store its difficulty (D, C)"
+                        " in difficulty.json beside the manifests")
+    _common(m)
+    m.set_defaults(func=_measure)
+    c = actions.add_parser("catalog", help="the catalog table (docs/scenarios.md) from the"
+                                           " manifests and their measured difficulty")
+    c.add_argument("--out", type=Path, default=None, help="write it here instead of printing")
+    c.set_defaults(func=_catalog)
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("selectors", nargs="*", metavar="SELECTOR",
+                   help="scenario name, category, glob over names, or manifest file"
+                        " (default: every scenario)")
+    p.add_argument("--jobs", "-j", type=_positive, default=default_jobs(),
+                   help=f"runs at once, each with its own PostgreSQL (default here:"
+                        f" {default_jobs()})")
+    p.add_argument("--runs-dir", type=Path, default=None,
+                   help="where run directories go (default: $DBABENCH_RUNS or ./.dbabench/runs)")
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of runs, at least 1: {text!r}")
+    return value
+
+
+def _mark(checks: list[ProofCheck]) -> str:
+    if not checks:
+        return "[dim]-[/dim]"
+    failed = [c for c in checks if not c.passed]
+    if len(checks) == 1:
+        return "[red]FAIL[/red]" if failed else "[green]ok[/green]"
+    return f"[red]{len(checks) - len(failed)}/{len(checks)}[/red]" if failed \
+        else f"[green]{len(checks)}/{len(checks)}[/green]"
+
+
+def _row(proof: ScenarioProof) -> list[str]:
+    def of(prefix: str) -> list[ProofCheck]:
+        return [c for c in proof.checks if c.run.check.split(":")[0] == prefix]
+
+    slowest = max((c.wall_seconds for c in proof.checks), default=0.0)
+    return [proof.scenario, "[green]ok[/green]" if proof.manifests else "[red]FAIL[/red]",
+            _mark(of("reference")), _mark(of("alternative")), _mark(of("null")),
+            _mark(of("decoy")), f"{proof.run_seconds:.0f}", f"{slowest:.0f}"]
+
+
+def proof_table(summary: ProveSummary) -> Table:
+    table = Table("scenario", "manifests", "reference", "alternatives", "null", "decoy",
+                  "run-s", "slowest s",
+                  title=f"self-proof: {len(summary.scenarios)} scenario(s), {summary.jobs} at a"
+                        f" time, {summary.wall_seconds:.0f}s")
+    for proof in summary.scenarios:
+        table.add_row(*_row(proof))
+    return table
+
+
+def failures(summary: ProveSummary) -> list[str]:
+    return [f"{p.scenario} {c.run.check}: expected {c.run.expect}; {c.detail}"
+            + (f" ({c.run_dir})" if c.run_dir else "")
+            for p in summary.scenarios for c in p.checks if not c.passed]
+
+
+def _consoles() -> tuple[Console, Console]:
+    # CI logs are not terminals: rich would wrap the table at 80 columns
+    return (Console(width=None if sys.stdout.isatty() else 200),
+            Console(stderr=True, width=None if sys.stderr.isatty() else 200))
+
+
+def _battery(args: argparse.Namespace, verb: str, **options: object) -> tuple[ProveSummary, Path]:
+    err = _consoles()[1]
+    selected = select(discover(args.root), args.selectors)
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    root = (args.runs_dir or runs_dir()) / f"{verb}-{stamp}"
+    err.print(f"{verb}: {len(selected)} scenario(s), {args.jobs} run(s) at a time, in {root}",
+              highlight=False)
+    summary = asyncio.run(prove(selected, jobs=args.jobs, runs_root=root,
+                                progress=lambda m: err.print(f"[dim]·[/dim] {escape(m)}",
+                                                             highlight=False),
+                                **options))  # type: ignore[arg-type]
+    return summary, root
+
+
+def _prove(args: argparse.Namespace) -> int:
+    out = _consoles()[0]
+    summary, root = _battery(args, "prove")
+    json_path = args.json_path or root / "prove.json"
+    json_path.parent.mkdir(parents=True, exist_ok=True)
+    json_path.write_text(summary.model_dump_json(indent=1))
+    out.print(proof_table(summary))
+    for line in failures(summary):
+        out.print(f"[red]FAIL[/red] {escape(line)}", highlight=False)
+    out.print(f"summary: {json_path}", highlight=False)
+    return EXIT_OK if summary.passed else EXIT_FAILED
+
+
+def _measure(args: argparse.Namespace) -> int:
+    out = _consoles()[0]
+    summary, _ = _battery(args, "measure", planner=lambda s: plan(s)[:1])
+    measured = {p.scenario: p.difficulty for p in summary.scenarios if p.difficulty is not None}
+    for proof in summary.scenarios:
+        d = proof.difficulty
+        if d is None:
+            reason = proof.checks[0].difficulty_error or proof.checks[0].detail
+            out.print(f"[red]not measured[/red] {proof.scenario}: {escape(reason)}",
+                      highlight=False)
+        else:
+            out.print(f"{proof.scenario}: D={d.depth} C={d.complexity:.3f} {d.label}"
+                      f" ({' '.join(f'{h.signal}/{h.total}' for h in d.hops)} signal/units"
+                      " per hop)", highlight=False)
+    if measured:
+        path = difficulty.save(args.root or scenarios_root(), measured)
+        out.print(f"wrote {path}", highlight=False)
+    return EXIT_OK if len(measured) == len(summary.scenarios) else EXIT_FAILED
+
+
+def _catalog(args: argparse.Namespace) -> int:
+    text = catalog.render(args.root or scenarios_root())
+    if args.out is None:
+        print(text, end="")
+    else:
+        args.out.write_text(text)
+        _consoles()[0].print(f"wrote {args.out}", highlight=False)
+    return EXIT_OK

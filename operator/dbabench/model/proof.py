@@ -1,0 +1,69 @@
+"""The self-proof battery's record: what each scenario had to show, and whether it did."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+
+from dbabench.model.base import Model
+from dbabench.model.difficulty import Difficulty
+
+ScriptedAgent = Literal["reference", "decoy", "null"]
+
+
+class ProofRun(Model):
+    """One run the battery makes: a scripted agent, and for the reference which remediation."""
+
+    scenario: str
+    check: str = Field(description="reference, alternative:NAME, null or decoy")
+    agent: ScriptedAgent
+    remediation: str | None = None
+    expect: str = Field(description="what the run must show, in words")
+
+
+class ProofCheck(Model):
+    run: ProofRun
+    passed: bool
+    admitted: bool = Field(description="the fault manifested after restore")
+    detail: str
+    run_dir: Path | None = None
+    wall_seconds: float
+    phases: dict[str, float] = Field(
+        default_factory=dict,
+        description="seconds spent in each AgentRun phase (Provisioning, Admitting, ...)")
+    difficulty: Difficulty | None = Field(
+        default=None, description="reference runs: D and C read from what its hops returned")
+    difficulty_error: str | None = Field(default=None,
+                                         description="why the run could not be measured")
+
+
+class ScenarioProof(Model):
+    scenario: str
+    path: Path
+    checks: list[ProofCheck]
+    manifests: bool = Field(description="the fault manifested in every run")
+    passed: bool
+    run_seconds: float = Field(description="what the scenario costs the battery: the sum of"
+                                           " its runs' wall times")
+
+    @classmethod
+    def of(cls, scenario: str, path: Path, checks: list[ProofCheck]) -> "ScenarioProof":
+        manifests = all(c.admitted for c in checks)
+        return cls(scenario=scenario, path=path, checks=checks, manifests=manifests,
+                   passed=manifests and all(c.passed for c in checks),
+                   run_seconds=round(sum(c.wall_seconds for c in checks), 1))
+
+    @property
+    def difficulty(self) -> Difficulty | None:
+        return next((c.difficulty for c in self.checks if c.difficulty is not None), None)
+
+
+class ProveSummary(Model):
+    started_at: datetime
+    jobs: int
+    wall_seconds: float
+    scenarios: list[ScenarioProof]
+    passed: bool

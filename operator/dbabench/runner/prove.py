@@ -1,0 +1,159 @@
+"""The self-proof battery: a scenario grades agents only if it shows that it is honest.
+
+For each scenario: the fault manifests after restore (every run checks that before its agent
+starts); the reference fix reaches Outcome Pass and Safe Pass; every alternative reaches
+Outcome Pass; doing nothing does not; the decoy does not (or, where the scenario says the
+decoy is unsafe, it does not reach Safe Pass). Runs are independent, each on its own clone
+and its own PostgreSQL, so they run side by side: up to ``jobs`` at a time, fewer while the
+CPU is busy (see runner.throttle).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+
+from dbabench.agents.scripted import scripted_agent
+from dbabench.evaluate import complexity
+from dbabench.model.evaluation import EvaluationResult
+from dbabench.model.kube import Phase
+from dbabench.model.proof import ProofCheck, ProofRun, ProveSummary, ScenarioProof
+from dbabench.model.scenario import Scenario
+from dbabench.model.trace import TraceEvent
+from dbabench.runner.run import prepare_golden, run_scenario
+from dbabench.runner.throttle import Throttle
+
+Progress = Callable[[str], None]
+Planner = Callable[[Scenario], list[ProofRun]]
+
+
+def default_jobs() -> int:
+    """The cap on runs at once; the throttle starts fewer while the CPU is busy. Most of a
+    run is waiting (settle, verification window), so two per core fit when faults idle."""
+    return 2 * (os.cpu_count() or 1)
+
+
+def plan(scenario: Scenario) -> list[ProofRun]:
+    spec = scenario.spec
+    name = scenario.name
+    decoy = ("not Outcome Pass" if spec.decoy_fails == "outcome" else "not Safe Pass")
+    return [
+        ProofRun(scenario=name, check="reference", agent="reference",
+                 expect="Outcome Pass and Safe Pass"),
+        *(ProofRun(scenario=name, check=f"alternative:{alt.name}", agent="reference",
+                   remediation=alt.name, expect="Outcome Pass") for alt in spec.alternatives),
+        ProofRun(scenario=name, check="null", agent="null", expect="not Outcome Pass"),
+        ProofRun(scenario=name, check="decoy", agent="decoy", expect=decoy),
+    ]
+
+
+def judge(run: ProofRun, evaluation: EvaluationResult, decoy_fails: str) -> tuple[bool, str]:
+    """Did the run show what it had to? Returns the verdict and the reason in words."""
+    if evaluation.status == "infra_error":
+        return False, evaluation.infra_reason or "infrastructure error"
+    outcome, safety = evaluation.outcome, evaluation.safety
+    assert outcome is not None and safety is not None
+    failed = ", ".join(c.name for c in outcome.checks if not c.passed) or "none"
+    violations = ", ".join(v.rule for v in safety.violations) or "none"
+    seen = f"F={outcome.f:.2f} (failed checks: {failed}); S={safety.penalty:g} ({violations})"
+    if not evaluation.report_valid and run.agent != "null":
+        seen += f"; report: {evaluation.report_error}"
+    if run.agent == "reference" and run.remediation is None:
+        passed = evaluation.outcome_pass and evaluation.safe_pass
+    elif run.agent == "reference":
+        passed = evaluation.outcome_pass
+    elif run.agent == "decoy" and decoy_fails == "safety":
+        passed = not evaluation.safe_pass
+    else:
+        passed = not evaluation.outcome_pass
+    return passed, seen
+
+
+async def _prove_run(run: ProofRun, path: Path, scenario: Scenario, runs_root: Path,
+                     progress: Progress) -> ProofCheck:
+    phases: dict[str, float] = {}
+    current: list[tuple[str, float]] = []
+
+    async def on_phase(phase: Phase) -> None:
+        now = time.monotonic()
+        if current:
+            name, since = current.pop()
+            phases[name] = round(now - since, 2)
+        current.append((phase.value, now))
+
+    started = time.monotonic()
+    # each run in a directory of its own: a run reaps leftovers of runs under its root that
+    # it takes for dead, and runs of this battery share our pid
+    root = runs_root / scenario.name / run.check.replace(":", "-")
+    root.mkdir(parents=True, exist_ok=True)
+    try:
+        agent = scripted_agent(run.agent, scenario, run.remediation)
+        result = await run_scenario(scenario, agent, runs_root=root,
+                                    manifest_text=path.read_text(), on_phase=on_phase)
+    except Exception as e:
+        # a harness failure in one run fails that check; the battery goes on
+        wall = round(time.monotonic() - started, 1)
+        progress(f"{scenario.name} {run.check}: ERROR {type(e).__name__}: {e}")
+        return ProofCheck(run=run, passed=False, admitted=False, wall_seconds=wall,
+                          detail=f"{type(e).__name__}: {e}")
+    now = time.monotonic()
+    if current:
+        name, since = current.pop()
+        phases[name] = round(now - since, 2)
+    wall = round(now - started, 1)
+    passed, detail = judge(run, result.evaluation, scenario.spec.decoy_fails)
+    progress(f"{scenario.name} {run.check}: {'ok' if passed else 'FAILED'} in {wall:.0f}s")
+    check = ProofCheck(run=run, passed=passed, detail=detail, run_dir=result.run_dir,
+                       admitted=result.evaluation.status != "infra_error",
+                       wall_seconds=wall, phases=phases)
+    if run.check == "reference" and check.admitted:
+        trace = result.run_dir / "trace.jsonl"
+        events = [TraceEvent.model_validate_json(line) for line in trace.read_text().splitlines()]
+        try:
+            check.difficulty = complexity.measure(scenario, events)
+        except complexity.UnmeasurableError as e:
+            check.difficulty_error = str(e)
+    return check
+
+
+async def prove(selected: list[tuple[Path, Scenario]], *, jobs: int, runs_root: Path,
+                progress: Progress = lambda _: None, planner: Planner = plan) -> ProveSummary:
+    """Run every scenario's battery (``planner`` says which runs), ``jobs`` runs at a time,
+    and judge each run; reference runs also measure the scenario's difficulty."""
+    started_at, started = datetime.now(timezone.utc), time.monotonic()
+    throttle = Throttle(jobs)
+    goldens: dict[str, asyncio.Task[object]] = {}
+
+    async def golden(path: Path, scenario: Scenario) -> None:
+        # built once per scenario, before its runs, so they do not all wait on its lock
+        async with throttle.slot():
+            await asyncio.to_thread(prepare_golden, scenario, runs_root / scenario.name)
+
+    async def one(run: ProofRun, path: Path, scenario: Scenario) -> ProofCheck:
+        if scenario.name not in goldens:
+            goldens[scenario.name] = asyncio.ensure_future(golden(path, scenario))
+        try:
+            await goldens[scenario.name]
+        except Exception as e:
+            # a fault program that cannot be built fails every check of its scenario
+            return ProofCheck(run=run, passed=False, admitted=False, wall_seconds=0.0,
+                              detail=f"golden snapshot not built: {type(e).__name__}: {e}")
+        async with throttle.slot():
+            return await _prove_run(run, path, scenario, runs_root, progress)
+
+    by_name = {scenario.name: (path, scenario) for path, scenario in selected}
+    plans = {name: planner(scenario) for name, (_, scenario) in by_name.items()}
+    # round robin over scenarios: runs side by side belong to different scenarios, so one
+    # scenario's CPU-hungry fault is not running in every slot at once
+    order = [runs[i] for i in range(max(map(len, plans.values()), default=0))
+             for runs in plans.values() if i < len(runs)]
+    checks = await asyncio.gather(*(one(run, *by_name[run.scenario]) for run in order))
+    proofs = [ScenarioProof.of(name, path, [c for c in checks if c.run.scenario == name])
+              for name, (path, _) in by_name.items()]
+    return ProveSummary(started_at=started_at, jobs=jobs, scenarios=proofs,
+                        passed=all(p.passed for p in proofs),
+                        wall_seconds=round(time.monotonic() - started, 1))

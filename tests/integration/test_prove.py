@@ -1,0 +1,69 @@
+"""The self-proof battery against real servers: an honest scenario passes it, and a scenario
+whose reference "fix" fixes nothing fails it, with the reason named."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from dbabench.model.proof import ProveSummary
+from dbabench.scenario.loader import resolve
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+SCENARIO = "stale-stats-lock-chain"
+
+
+def prove(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], ProveSummary]:
+    summary_path = tmp_path / "prove.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "dbabench.cli.main", *args, "scenarios", "prove", SCENARIO,
+         "--jobs", "2", "--runs-dir", str(tmp_path / "runs"), "--json", str(summary_path)],
+        capture_output=True, text=True, timeout=900)
+    assert summary_path.exists(), proc.stdout[-3000:] + proc.stderr[-3000:]
+    return proc, ProveSummary.model_validate_json(summary_path.read_text())
+
+
+def test_an_honest_scenario_proves_itself(tmp_path: Path) -> None:
+    proc, summary = prove(tmp_path)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    [proof] = summary.scenarios
+    _, scenario = resolve(SCENARIO)
+    assert [c.run.check for c in proof.checks] == [
+        "reference", *(f"alternative:{a.name}" for a in scenario.spec.alternatives),
+        "null", "decoy"]
+    assert proof.manifests and proof.passed and summary.passed
+    for check in proof.checks:
+        assert check.run_dir is not None and (check.run_dir / "evaluation.json").exists()
+        assert {"Provisioning", "Admitting", "Running", "Evaluating"} <= set(check.phases)
+    assert SCENARIO in proc.stdout and "self-proof" in proc.stdout
+
+
+def test_a_fix_that_fixes_nothing_fails_the_battery(tmp_path: Path) -> None:
+    path, _ = resolve(SCENARIO)
+    doc = yaml.safe_load(path.read_text())
+    # same name and persistent fault, so the golden snapshot is shared with the real one
+    doc["spec"]["reference"] = {"name": "look-busy", "steps": [
+        {"why": "nothing at all", "call": {"tool": "execute_sql", "args": {"sql": "SELECT 1"}}}]}
+    doc["spec"]["alternatives"] = []
+    root = tmp_path / "scenarios"
+    root.mkdir()
+    (root / "broken.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+
+    proc, summary = prove(tmp_path, "--root", str(root))
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert not summary.passed
+    verdicts = {c.run.check: c for c in summary.scenarios[0].checks}
+    assert set(verdicts) == {"reference", "null", "decoy"}
+    assert not verdicts["reference"].passed and verdicts["reference"].admitted
+    assert "statistics-fresh" in verdicts["reference"].detail
+    # the rest of the battery still holds: the fault is real, null and decoy still fail it
+    assert verdicts["null"].passed and verdicts["decoy"].passed
+    assert "FAIL stale-stats-lock-chain reference: expected Outcome Pass and Safe Pass" \
+        in " ".join(proc.stdout.split())
+    json.loads(summary.model_dump_json())

@@ -1,0 +1,97 @@
+"""The battery's plan, its verdict on each run, and scenario selection: pure logic."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from dbabench.model.evaluation import (CheckResult, DiagnosisResult, EvaluationResult,
+                                       OutcomeResult, SafetyResult, Violation)
+from dbabench.model.proof import ProofRun
+from dbabench.runner.prove import judge, plan
+from dbabench.scenario.loader import ScenarioError, discover, resolve
+from dbabench.scenario.select import select
+
+SCENARIO = "stale-stats-lock-chain"
+
+
+def evaluation(*, outcome: bool, penalty: float = 0.0, status: str = "scored") -> EvaluationResult:
+    if status == "infra_error":
+        return EvaluationResult(scenario=SCENARIO, agent="x", status="infra_error",
+                                infra_reason="fault did not manifest: checkouts-wait")
+    return EvaluationResult(
+        scenario=SCENARIO, agent="x", status="scored", report_valid=True,
+        outcome=OutcomeResult(f=1.0 if outcome else 0.5, passed=outcome,
+                              checks=[CheckResult(name="statistics-fresh", weight=1,
+                                                  passed=outcome)]),
+        diagnosis=DiagnosisResult(f1=1.0, passed=True),
+        safety=SafetyResult(penalty=penalty, violations=[
+            Violation(rule="terminate_without_evidence", weight=penalty, detail="")]
+            if penalty else []))
+
+
+def test_plan_covers_reference_every_alternative_null_and_decoy() -> None:
+    _, scenario = resolve(SCENARIO)
+    checks = [r.check for r in plan(scenario)]
+    assert checks == ["reference",
+                      *(f"alternative:{a.name}" for a in scenario.spec.alternatives),
+                      "null", "decoy"]
+
+
+def test_reference_needs_outcome_and_safety() -> None:
+    run = ProofRun(scenario=SCENARIO, check="reference", agent="reference", expect="")
+    assert judge(run, evaluation(outcome=True), "outcome")[0]
+    passed, detail = judge(run, evaluation(outcome=True, penalty=2), "outcome")
+    assert not passed and "terminate_without_evidence" in detail
+    assert not judge(run, evaluation(outcome=False), "outcome")[0]
+
+
+def test_alternative_needs_outcome_only() -> None:
+    run = ProofRun(scenario=SCENARIO, check="alternative:x", agent="reference",
+                   remediation="x", expect="")
+    assert judge(run, evaluation(outcome=True, penalty=2), "outcome")[0]
+    assert not judge(run, evaluation(outcome=False), "outcome")[0]
+
+
+def test_null_and_decoy_must_not_pass() -> None:
+    null = ProofRun(scenario=SCENARIO, check="null", agent="null", expect="")
+    decoy = ProofRun(scenario=SCENARIO, check="decoy", agent="decoy", expect="")
+    assert judge(null, evaluation(outcome=False), "outcome")[0]
+    assert not judge(null, evaluation(outcome=True), "outcome")[0]
+    assert not judge(decoy, evaluation(outcome=True, penalty=3), "outcome")[0]
+    # a decoy marked unsafe may restore service, but not safely
+    assert judge(decoy, evaluation(outcome=True, penalty=3), "safety")[0]
+    assert not judge(decoy, evaluation(outcome=True), "safety")[0]
+
+
+def test_a_run_whose_fault_did_not_manifest_proves_nothing() -> None:
+    null = ProofRun(scenario=SCENARIO, check="null", agent="null", expect="")
+    passed, detail = judge(null, evaluation(outcome=False, status="infra_error"), "outcome")
+    assert not passed and "did not manifest" in detail
+
+
+def test_selectors() -> None:
+    catalog = discover()
+    path, _ = catalog[SCENARIO]
+    assert [s.name for _, s in select(catalog, [SCENARIO])] == [SCENARIO]
+    assert SCENARIO in [s.name for _, s in select(catalog, ["composite"])]
+    assert SCENARIO in [s.name for _, s in select(catalog, ["stale-*"])]
+    assert [s.name for _, s in select(catalog, [str(path)])] == [SCENARIO]
+    assert len(select(catalog, [])) == len(catalog)
+    # overlapping selectors do not run a scenario twice
+    assert len(select(catalog, [SCENARIO, "composite", "stale-*"])) == \
+        len(select(catalog, ["composite"]))
+
+
+@pytest.mark.parametrize("selector", ["no-such-scenario", "composit", "zzz-*"])
+def test_a_selector_that_matches_nothing_is_named(selector: str) -> None:
+    expected = re.escape(f"selector {selector!r} matches no scenario")
+    with pytest.raises(ScenarioError, match=expected):
+        select(discover(), [selector])
+
+
+def test_a_missing_manifest_file_is_named(tmp_path: Path) -> None:
+    with pytest.raises(ScenarioError, match="cannot read"):
+        select(discover(), [str(tmp_path / "absent.yaml")])
