@@ -1,5 +1,6 @@
-"""The ReAct agent against a scripted OpenAI-compatible server on loopback, working through a
-real gate on the shared PostgreSQL: the exchange, the accounting and every failure class."""
+"""The model agents against a scripted OpenAI-compatible server on loopback, working through
+a real gate on the shared PostgreSQL: ReAct's exchange, accounting and every failure class,
+and plan-and-verify, the second control structure on the same client."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 from dbabench.agents import prompts
 from dbabench.agents.base import AgentFailure
 from dbabench.agents.chat import ModelConfigError
+from dbabench.agents.plan import PlanAgent
 from dbabench.agents.react import PROMPT_SHA256, ReactAgent
 from dbabench.agents.session import ModelAgentConfig
 from dbabench.env.postgres import PostgresInstance
@@ -40,19 +42,21 @@ def gate(postgres: PostgresInstance, tmp_path: Path) -> Iterator[ToolGate]:
                    Budget(max_steps=TASK.max_steps, timeout_seconds=TASK.timeout_seconds))
 
 
-def agent(server: ScriptedModel, **config: Any) -> ReactAgent:
+def agent(server: ScriptedModel, kind: type[ReactAgent | PlanAgent] = ReactAgent,
+          **config: Any) -> ReactAgent | PlanAgent:
     chat = {"rate_limit_wait_seconds": 2, "backoff_first_seconds": 0.05,
             **config.pop("chat", {})}
-    return ReactAgent(ModelAgentConfig(model=config.pop("model", MODEL), chat=chat, **config),
-                      env={"OPENROUTER_API_KEY": "sk-test", "OPENROUTER_BASE_URL": server.url,
-                           "DBABENCH_SELFHOSTED_BASE_URL": server.url})
+    return kind(ModelAgentConfig(model=config.pop("model", MODEL), chat=chat, **config),
+                env={"OPENROUTER_API_KEY": "sk-test", "OPENROUTER_BASE_URL": server.url,
+                     "DBABENCH_SELFHOSTED_BASE_URL": server.url})
 
 
 async def work(script: list[dict[str, Any]], gate: ToolGate, tmp_path: Path,
+               kind: type[ReactAgent | PlanAgent] = ReactAgent,
                **config: Any) -> tuple[ScriptedModel, AgentFailure | None]:
     with scripted_model(script, tmp_path / "model") as server:
         try:
-            await agent(server, **config).run(TASK, gate)
+            await agent(server, kind, **config).run(TASK, gate)
             return server, None
         except AgentFailure as e:
             return server, e
@@ -224,6 +228,62 @@ def test_bad_model_settings_are_refused_before_anything_is_sent(
         model: str, env: dict[str, str], message: str) -> None:
     with pytest.raises(ModelConfigError, match=message):
         ReactAgent(ModelAgentConfig(model=model), env=env)
+
+
+# -- plan and verify ------------------------------------------------------------------------
+
+def answer(text: str) -> dict[str, Any]:
+    return {"reply": {"content": text, "usage": {"prompt_tokens": 300, "completion_tokens": 80}}}
+
+
+PLAN = answer('```json\n{"hypotheses": [{"cause": "a long transaction holds a lock",'
+              ' "check": "pg_locks"}, {"cause": "stale statistics", "check": "pg_stat_user_tables"},'
+              ' {"cause": "never reached"}]}\n```')
+
+
+async def test_plan_tests_hypotheses_in_turn_then_repairs_and_reports(
+        gate: ToolGate, tmp_path: Path) -> None:
+    script = [answer("I would start with locks."), PLAN,
+              call("execute_sql", sql="SELECT count(*) FROM pg_locks WHERE NOT granted"),
+              call("conclude", verdict="refuted", evidence="no lock waits"),
+              call("conclude", verdict="confirmed", evidence="n_mod_since_analyze high"),
+              call("execute_sql", sql="SELECT 1"),
+              call("submit_report", **REPORT)]
+    model, failure = await work(script, gate, tmp_path, PlanAgent)
+    assert failure is None and gate.report is not None
+    requests = [r["body"] for r in model.requests()]
+    assert len(requests) == 7
+    assert "tools" not in requests[0] and "tools" not in requests[1]  # phase 1: no tools
+    assert "was not a valid step" in requests[1]["messages"][-1]["content"]
+    assert requests[0]["messages"][0]["content"] == prompts.PLAN_SYSTEM
+    verify = [m["content"] for m in requests[2]["messages"] if m["role"] == "user"][-1]
+    assert verify.startswith("Phase 2, hypothesis 1 of 3: a long transaction holds a lock")
+    assert {t["function"]["name"] for t in requests[2]["tools"]} == {*TOOL_NAMES, "conclude"}
+    # the first confirmed hypothesis ends the search: the third is never tested
+    repair = [m["content"] for m in requests[5]["messages"] if m["role"] == "user"][-1]
+    assert repair.startswith("Phase 3") and "stale statistics: confirmed" in repair
+    assert "never reached" not in repair
+    assert {t["function"]["name"] for t in requests[5]["tools"]} == {*TOOL_NAMES, "submit_report"}
+    # every tool call of an assistant message has its answer before the next request
+    accepted = [m for m in requests[4]["messages"] if m["role"] == "tool"][-1]
+    assert accepted["content"] == "accepted"
+    thoughts = [e.text for e in gate.trace.events if e.kind == "thought"]
+    assert thoughts == ["hypothesis 1 refuted: a long transaction holds a lock",
+                        "hypothesis 2 confirmed: stale statistics"]
+    record = json.loads((tmp_path / "agent.json").read_text())
+    assert record["control"] == "plan" and record["prompt_sha256"] != PROMPT_SHA256
+
+
+async def test_plan_without_usable_hypotheses_is_an_invalid_step(
+        gate: ToolGate, tmp_path: Path) -> None:
+    _, failure = await work([answer('{"ideas": []}')], gate, tmp_path, PlanAgent)
+    assert failure is not None and failure.failure == "invalid-step"
+    assert "not the JSON object asked for" in failure.message
+
+
+async def test_plan_shares_the_failure_classes(gate: ToolGate, tmp_path: Path) -> None:
+    _, failure = await work([PLAN, TRUNCATED], gate, tmp_path, PlanAgent)
+    assert failure is not None and failure.failure == "output-limit"
 
 
 # -- end to end --------------------------------------------------------------------------------

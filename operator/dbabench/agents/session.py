@@ -19,9 +19,9 @@ import json
 import os
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping
-from pathlib import Path
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+from typing import Any, ClassVar, TypeVar
 
 from pydantic import Field
 
@@ -37,6 +37,7 @@ from dbabench.tools.bounds import clip_text
 from dbabench.tools.gate import ToolGate
 from dbabench.tools.specs import TOOL_SPECS, ToolSpec
 
+T = TypeVar("T")
 Finish = Callable[[dict[str, Any]], str | None]
 """Takes the final tool's arguments; returns why they are refused, or None to finish."""
 
@@ -92,13 +93,27 @@ def prepare(config: ModelAgentConfig, env: Mapping[str, str] | None = None,
                     prices_as_of=table.as_of)
 
 
-def write_record(gate: ToolGate, prepared: Prepared, agent: str, control: str,
-                 prompt_sha256: str) -> Path:
-    path = gate.trace.path.parent / "agent.json"
-    path.write_text(AgentRecord(agent=agent, control=control, model=prepared.ref.id,
-                                prompt_sha256=prompt_sha256, prices_as_of=prepared.prices_as_of,
-                                config=prepared.config).model_dump_json(indent=1))
-    return path
+class ModelAgent:
+    """The part every model-driven agent shares: checked settings, a name carrying the model,
+    and sessions recorded in the run's ``agent.json``."""
+
+    control: ClassVar[str]
+    prompt_sha256: ClassVar[str]
+
+    def __init__(self, config: ModelAgentConfig, *, env: Mapping[str, str] | None = None,
+                 prices: PriceTable | None = None) -> None:
+        self.prepared = prepare(config, env, prices)
+        self.name = f"{self.control}:{self.prepared.ref.id}"
+
+    @asynccontextmanager
+    async def session(self, gate: ToolGate, task: AgentTask) -> AsyncIterator[ModelSession]:
+        prepared = self.prepared
+        (gate.trace.path.parent / "agent.json").write_text(AgentRecord(
+            agent=self.name, control=self.control, model=prepared.ref.id,
+            prompt_sha256=self.prompt_sha256, prices_as_of=prepared.prices_as_of,
+            config=prepared.config).model_dump_json(indent=1))
+        async with ChatClient(prepared.ref, prepared.endpoint, prepared.config.chat) as chat:
+            yield ModelSession(chat, gate, task, prepared)
 
 
 class ModelSession:
@@ -170,12 +185,16 @@ class ModelSession:
             self.rejections.clear()
             self.record(reply)
             messages.append(reply.as_message())
+            finished: dict[str, Any] | None = None
             for call in reply.tool_calls:
                 args = json.loads(call.arguments)
-                if call.name != finish.name:
+                if finished is not None:
+                    # every call needs its answer, or the next request is malformed
+                    content = f"not run: {finish.name} ended this part of the work"
+                elif call.name != finish.name:
                     content = self.observation(await self.gate.call(call.name, args))
                 elif (refused := on_finish(args)) is None:
-                    return args
+                    finished, content = args, "accepted"
                 else:
                     content = f"refused: {refused}"
                     self.rejections["invalid-step"] = refusals = refusals + 1
@@ -183,10 +202,31 @@ class ModelSession:
                         raise AgentFailure("invalid-step", f"{finish.name} refused"
                                            f" {refusals} times in a row: {refused}")
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
+            if finished is not None:
+                return finished
+
+    async def answer(self, messages: list[dict[str, Any]], parse: Callable[[str], T]) -> T:
+        """Ask for a text answer without tools; ``parse`` raises ValueError on one it cannot
+        use, which is noted back and counted as an invalid step."""
+        while True:
+            reply = await self.ask(messages, [])
+            problem = self._problem(reply, {})
+            if problem is None or problem[0] == "invalid-step":  # text is what was asked for
+                try:
+                    value = parse(reply.content)
+                except ValueError as e:
+                    problem = "invalid-step", prompts.NUDGE_INVALID.format(problem=e)
+                else:
+                    self.rejections.clear()
+                    self.record(reply)
+                    messages.append(reply.as_message())
+                    return value
+            messages.append({"role": "user",
+                             "content": self.reject(reply, problem[0], problem[1])})
 
     def _problem(self, reply: Reply,
                  specs: dict[str, ToolSpec]) -> tuple[FailureClass, str] | None:
-        finish = list(specs)[-1]
+        finish = list(specs)[-1] if specs else "the answer"
         if reply.finish_reason == "length":
             return "output-limit", prompts.NUDGE_LENGTH.format(
                 limit=self.config.chat.max_reply_tokens)

@@ -23,6 +23,7 @@ from rich.table import Table
 from dbabench.agents.base import Agent
 from dbabench.agents.chat import EFFORTS, ChatSettings
 from dbabench.agents.external import ExternalAgent, ListenAgent
+from dbabench.agents.plan import PlanAgent
 from dbabench.agents.react import ReactAgent
 from dbabench.agents.session import ModelAgentConfig
 from dbabench.agents.scripted import scripted_agent
@@ -35,7 +36,8 @@ from dbabench.scenario import difficulty
 from dbabench.scenario.loader import ScenarioError, discover, load_file, resolve, scenarios_root
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INFRA = 0, 1, 2, 3
-MODEL_AGENTS: dict[str, Callable[[ModelAgentConfig], Agent]] = {"react": ReactAgent}
+MODEL_AGENTS: dict[str, Callable[[ModelAgentConfig], Agent]] = {"react": ReactAgent,
+                                                                "plan": PlanAgent}
 
 console = Console(stderr=True)
 out = Console()
@@ -234,11 +236,11 @@ def parser() -> argparse.ArgumentParser:
                          usage="dbabench run SCENARIO [--agent AGENT] [options] [-- COMMAND...]")
     run.add_argument("scenario", help="name or path of a Scenario manifest")
     run.add_argument("--agent", default="reference",
-                     help="reference | decoy | null | react | external (then: -- COMMAND"
+                     help="reference | decoy | null | react | plan | external (then: -- COMMAND"
                           " [ARGS...]) | listen (serve the tools, wait for your own agent)")
     run.add_argument("--remediation", default=None,
                      help="reference agent only: apply this alternative instead of the reference")
-    model = run.add_argument_group("model agents (react)")
+    model = run.add_argument_group("model agents (react, plan)")
     model.add_argument("--model", default=None,
                        help="PROVIDER:MODEL: openai:gpt-4o, openrouter:anthropic/claude-sonnet-4,"
                             " self:qwen2.5-7b (key and address from the environment)")
