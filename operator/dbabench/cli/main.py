@@ -23,6 +23,7 @@ from rich.table import Table
 from dbabench.agents.base import Agent
 from dbabench.agents.chat import EFFORTS, ChatSettings
 from dbabench.agents.external import ExternalAgent, ListenAgent
+from dbabench.agents.human import HumanAgent
 from dbabench.agents.plan import PlanAgent
 from dbabench.agents.react import ReactAgent
 from dbabench.agents.session import ModelAgentConfig
@@ -110,6 +111,8 @@ def _run(args: argparse.Namespace) -> int:
             raise ValueError(f"a command is only taken by --agent external, not {args.agent}")
         elif args.agent == "listen":
             agent = ListenAgent()
+        elif args.agent == "human":
+            agent = HumanAgent()
         elif args.agent in MODEL_AGENTS:
             agent = MODEL_AGENTS[args.agent](_model_config(args))
         elif args.model is not None:
@@ -237,7 +240,8 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("scenario", help="name or path of a Scenario manifest")
     run.add_argument("--agent", default="reference",
                      help="reference | decoy | null | react | plan | external (then: -- COMMAND"
-                          " [ARGS...]) | listen (serve the tools, wait for your own agent)")
+                          " [ARGS...]) | listen (serve the tools, wait for your own agent) |"
+                          " human (you, at this terminal)")
     run.add_argument("--remediation", default=None,
                      help="reference agent only: apply this alternative instead of the reference")
     model = run.add_argument_group("model agents (react, plan)")
