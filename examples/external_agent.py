@@ -1,11 +1,5 @@
-"""A 30-line external agent: a hand-written runbook for lock waits, through the tool server.
-
-    dbabench run stale-stats-lock-chain --agent external -- python examples/external_agent.py
-
-It gets DBABENCH_TOOLS_URL, DBABENCH_TOOLS_TOKEN and DBABENCH_TASK_FILE; it never sees the
-database's credentials. A model-driven agent replaces the fixed steps with its own choices.
-"""
-
+"""A 30-line external agent: a fixed runbook for lock waits, through the tool server (README).
+Run: dbabench run stale-stats-lock-chain --agent external -- python examples/external_agent.py"""
 import json
 import os
 import time
