@@ -10,6 +10,7 @@ import asyncio
 import concurrent.futures
 import dataclasses
 import itertools
+import re
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -147,6 +148,26 @@ def test_task_and_tools(served: Served, client: ToolClient) -> None:
     assert set(tools["manage_instance"]["parameters"]["properties"]["action"]["enum"]) >= {
         "status", "config_set", "restart"}
     assert served.events() == []
+
+
+def test_openapi_document_covers_every_endpoint_and_resolves(
+        served: Served, client: ToolClient) -> None:
+    response = httpx.get(f"{served.url}/v1/openapi.json",
+                         headers={"Authorization": f"Bearer {TOKEN}"})
+    document = response.json()
+    assert document["openapi"].startswith("3.1")
+    assert set(document["paths"]) == {
+        "/v1/task", "/v1/tools", "/v1/report", "/v1/events/thought", "/v1/events/model",
+        *(f"/v1/tools/{name}" for name in TOOL_NAMES)}
+    schemas = document["components"]["schemas"]
+    sql = document["paths"]["/v1/tools/execute_sql"]["post"]
+    assert schemas["ExecuteSqlArgs"]["required"] == ["sql"]
+    assert sql["requestBody"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/ExecuteSqlArgs"}
+    assert "root_cause_type" in schemas["Report"]["properties"]
+    refs = re.findall(r'"\$ref": "#/components/schemas/([^"]+)"', response.text)
+    assert refs and all(ref in schemas for ref in refs)
+    assert httpx.get(f"{served.url}/v1/openapi.json").status_code == 401
 
 
 def test_healthz_needs_no_token(served: Served) -> None:

@@ -11,6 +11,7 @@ agent's would, so validation, bounds, budget and trace are the same however an a
     POST /v1/report               the structured report -> 200, or 422 with what is wrong
     POST /v1/events/thought       {"text"}: the agent's reasoning, for the trace
     POST /v1/events/model         {"model", "usage", "text"}: one model call, for token accounting
+    GET  /v1/openapi.json         all of the above as an OpenAPI 3.1 document, with every schema
 
 Errors are ``{"ok": false, "error": "..."}`` with the status: 400 body not a JSON object, 401
 missing or wrong token, 404 unknown tool, 413 body too large, 422 invalid report or event, 429
@@ -33,6 +34,7 @@ from pydantic import BaseModel, Field, ValidationError
 from dbabench.model.base import Model
 from dbabench.model.task import AgentTask
 from dbabench.model.trace import Usage
+from dbabench.tools import openapi
 from dbabench.tools.errors import BudgetExhausted
 from dbabench.tools.gate import ToolGate
 from dbabench.tools.specs import TOOL_SPECS
@@ -142,6 +144,10 @@ class _Endpoints:
                                        headers={"WWW-Authenticate": 'Bearer realm="dbabench"'})
         return await handler(request)
 
+    async def openapi_document(self, request: web.Request) -> web.Response:
+        return web.json_response(openapi.document(self.tools.values(),
+                                                  (ThoughtEvent, ModelEvent)))
+
     async def healthz(self, request: web.Request) -> web.Response:
         return web.json_response({"ok": True})
 
@@ -195,6 +201,7 @@ def make_app(gate: ToolGate, task: AgentTask, token: str) -> web.Application:
     app.router.add_post("/v1/report", endpoints.report)
     app.router.add_post("/v1/events/thought", endpoints.thought)
     app.router.add_post("/v1/events/model", endpoints.model_call)
+    app.router.add_get("/v1/openapi.json", endpoints.openapi_document)
     return app
 
 
