@@ -52,11 +52,11 @@ def agent(server: ScriptedModel, kind: type[ReactAgent | PlanAgent] = ReactAgent
 
 
 async def work(script: list[dict[str, Any]], gate: ToolGate, tmp_path: Path,
-               kind: type[ReactAgent | PlanAgent] = ReactAgent,
+               kind: type[ReactAgent | PlanAgent] = ReactAgent, task: AgentTask = TASK,
                **config: Any) -> tuple[ScriptedModel, AgentFailure | None]:
     with scripted_model(script, tmp_path / "model") as server:
         try:
-            await agent(server, kind, **config).run(TASK, gate)
+            await agent(server, kind, **config).run(task, gate)
             return server, None
         except AgentFailure as e:
             return server, e
@@ -201,6 +201,15 @@ async def test_budget_exhausted(gate: ToolGate, tmp_path: Path, config: dict[str
     _, failure = await work([call("execute_sql", sql="SELECT 1")], gate, tmp_path, **config)
     assert failure is not None and failure.failure == "budget-exhausted"
     assert why in failure.message
+
+
+async def test_the_scenario_cost_budget_binds_every_model_agent(gate: ToolGate,
+                                                                tmp_path: Path) -> None:
+    task = TASK.model_copy(update={"max_cost_usd": 0.0002})
+    _, failure = await work([call("execute_sql", sql="SELECT 1")], gate, tmp_path, task=task,
+                            max_cost_usd=5.0)
+    assert failure is not None and failure.failure == "budget-exhausted"
+    assert "of the $0.0002 cost budget" in failure.message
 
 
 async def test_self_hosted_models_are_free_and_need_no_key(gate: ToolGate,

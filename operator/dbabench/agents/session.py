@@ -128,6 +128,8 @@ class ModelSession:
         self.model_id = prepared.ref.id
         self.max_calls = self.config.max_model_calls or 2 * task.max_steps
         self.deadline = time.monotonic() + (self.config.max_seconds or task.timeout_seconds)
+        self.max_cost_usd = min((c for c in (self.config.max_cost_usd, task.max_cost_usd)
+                                 if c is not None), default=None)
         self.calls = 0
         self.cost_usd = 0.0
         self.rejections: Counter[FailureClass] = Counter()
@@ -139,9 +141,9 @@ class ModelSession:
         left = self.deadline - time.monotonic()
         if self.calls >= self.max_calls:
             raise AgentFailure("budget-exhausted", f"{self.max_calls} model calls are spent")
-        if self.config.max_cost_usd is not None and self.cost_usd >= self.config.max_cost_usd:
+        if self.max_cost_usd is not None and self.cost_usd >= self.max_cost_usd:
             raise AgentFailure("budget-exhausted", f"${self.cost_usd:.4f} spent of the"
-                               f" ${self.config.max_cost_usd:g} cost budget")
+                               f" ${self.max_cost_usd:g} cost budget")
         if left <= 0:
             raise AgentFailure("budget-exhausted", "the agent's wall-clock budget is spent")
         try:

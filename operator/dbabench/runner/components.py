@@ -280,9 +280,7 @@ async def tools() -> None:
                           knowledge_index=index)
         gate = ToolGate(ctx, TraceWriter(_work_dir() / "trace.jsonl"),
                         Budget(max_steps=budget.max_steps, timeout_seconds=budget.timeout_seconds))
-        task = AgentTask(scenario=scenario.name, symptom=scenario.spec.symptom,
-                         tools=list(TOOL_NAMES), max_steps=budget.max_steps,
-                         timeout_seconds=budget.timeout_seconds)
+        task = AgentTask.of(scenario, list(TOOL_NAMES))
         started = time.monotonic()
         async with serve(gate, task, _var("DBABENCH_TOOLS_TOKEN"), "0.0.0.0", _port("tools")):
             # The agent's end stops this sidecar (a native sidecar outlives its main container

@@ -192,9 +192,7 @@ async def run_scenario(scenario: Scenario, agent: Agent, *, runs_root: Path,
             budget = scenario.spec.budget
             gate = ToolGate(ctx, TraceWriter(run_dir / "trace.jsonl"),
                             Budget(max_steps=budget.max_steps, timeout_seconds=budget.timeout_seconds))
-            task = AgentTask(scenario=scenario.name, symptom=scenario.spec.symptom,
-                             tools=list(TOOL_NAMES), max_steps=budget.max_steps,
-                             timeout_seconds=budget.timeout_seconds)
+            task = AgentTask.of(scenario, list(TOOL_NAMES))
             progress(f"agent {agent.name} at work (budget {budget.max_steps} steps,"
                      f" {budget.timeout_seconds:.0f}s)")
             await on_phase(Phase.running)
