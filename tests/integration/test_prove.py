@@ -1,9 +1,9 @@
-"""The self-proof battery against real servers: an honest scenario passes it, and a scenario
-whose reference "fix" fixes nothing fails it, with the reason named."""
+"""The self-proof battery against real servers: a scenario whose reference "fix" fixes
+nothing fails it, with the reason named. That honest scenarios pass it is what CI's own
+battery shows (.ci/run: make prove), over every scenario."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -29,21 +29,6 @@ def prove(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str],
     return proc, ProveSummary.model_validate_json(summary_path.read_text())
 
 
-def test_an_honest_scenario_proves_itself(tmp_path: Path) -> None:
-    proc, summary = prove(tmp_path)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    [proof] = summary.scenarios
-    _, scenario = resolve(SCENARIO)
-    assert [c.run.check for c in proof.checks] == [
-        "reference", *(f"alternative:{a.name}" for a in scenario.spec.alternatives),
-        "null", "decoy"]
-    assert proof.manifests and proof.passed and summary.passed
-    for check in proof.checks:
-        assert check.run_dir is not None and (check.run_dir / "evaluation.json").exists()
-        assert {"Provisioning", "Admitting", "Running", "Evaluating"} <= set(check.phases)
-    assert SCENARIO in proc.stdout and "self-proof" in proc.stdout
-
-
 def test_a_fix_that_fixes_nothing_fails_the_battery(tmp_path: Path) -> None:
     path, _ = resolve(SCENARIO)
     doc = yaml.safe_load(path.read_text())
@@ -64,6 +49,11 @@ def test_a_fix_that_fixes_nothing_fails_the_battery(tmp_path: Path) -> None:
     assert "statistics-fresh" in verdicts["reference"].detail
     # the rest of the battery still holds: the fault is real, null and decoy still fail it
     assert verdicts["null"].passed and verdicts["decoy"].passed
+    for check in verdicts.values():
+        assert check.run_dir is not None and (check.run_dir / "evaluation.json").exists()
+        assert {"Provisioning", "Admitting", "Running", "Evaluating"} <= set(check.phases)
+    # the reference run's hops were measured (or it says why it could not be)
+    assert verdicts["reference"].difficulty or verdicts["reference"].difficulty_error
+    assert "self-proof: 1 scenario(s)" in proc.stdout
     assert "FAIL stale-stats-lock-chain reference: expected Outcome Pass and Safe Pass" \
         in " ".join(proc.stdout.split())
-    json.loads(summary.model_dump_json())
