@@ -42,7 +42,8 @@ from dbabench.workload.engine import WorkloadConfig
 
 Progress = Callable[[str], None]
 OnPhase = Callable[[Phase], Awaitable[None]]
-ADMISSION_POLL_SECONDS = 2.0
+# a manifestation check is a few cheap queries; the agent should not wait for a poll tick
+ADMISSION_POLL_SECONDS = 0.5
 
 
 async def _no_phase(phase: Phase) -> None:
@@ -169,13 +170,15 @@ async def run_scenario(scenario: Scenario, agent: Agent, *, runs_root: Path,
             jobs = await asyncio.to_thread(apply_steps, instance, scenario.spec.fault.runtime)
             metrics_port = start_workload(env, scenario, jobs, run_dir)
             progress("starting Prometheus, postgres_exporter, node_exporter")
-            monitoring = await asyncio.to_thread(env.start_monitoring,
-                                                 {"workload": f"127.0.0.1:{metrics_port}"})
             probe = predicates.Probe(dsn=instance.dsn(application_name="dbabench-verifier"),
                                      business_log=run_dir / "business.jsonl",
                                      pg_log_dir=instance.log_dir)
             await on_phase(Phase.admitting)
-            admission = await admit(scenario, probe, progress)
+            # Prometheus 2.42 applies its first targets on a 5 s tick: wait for the first
+            # scrapes while the fault manifests, not before
+            monitoring, admission = await asyncio.gather(
+                asyncio.to_thread(env.start_monitoring, {"workload": f"127.0.0.1:{metrics_port}"}),
+                admit(scenario, probe, progress))
             (run_dir / "admission.json").write_text(admission.model_dump_json(indent=1))
             if not admission.admitted:
                 progress(f"infra error: {admission.reason}")
