@@ -78,14 +78,16 @@ def _row(proof: ScenarioProof) -> list[str]:
         return [c for c in proof.checks if c.run.check.split(":")[0] == prefix]
 
     slowest = max((c.wall_seconds for c in proof.checks), default=0.0)
+    measured = proof.difficulty
     return [proof.scenario, "[green]ok[/green]" if proof.manifests else "[red]FAIL[/red]",
             _mark(of("reference")), _mark(of("alternative")), _mark(of("null")),
-            _mark(of("decoy")), f"{proof.run_seconds:.0f}", f"{slowest:.0f}"]
+            _mark(of("decoy")), f"{proof.run_seconds:.0f}", f"{slowest:.0f}",
+            f"{measured.complexity:.2f} {measured.label}" if measured else "-"]
 
 
 def proof_table(summary: ProveSummary) -> Table:
     table = Table("scenario", "manifests", "reference", "alternatives", "null", "decoy",
-                  "run-s", "slowest s",
+                  "run-s", "slowest s", "C now",
                   title=f"self-proof: {len(summary.scenarios)} scenario(s), {summary.jobs} at a"
                         f" time, {summary.wall_seconds:.0f}s")
     for proof in summary.scenarios:

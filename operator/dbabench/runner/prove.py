@@ -75,15 +75,10 @@ def judge(run: ProofRun, evaluation: EvaluationResult, decoy_fails: str) -> tupl
 
 async def _prove_run(run: ProofRun, path: Path, scenario: Scenario, runs_root: Path,
                      progress: Progress) -> ProofCheck:
-    phases: dict[str, float] = {}
-    current: list[tuple[str, float]] = []
+    marks: list[tuple[str, float]] = []
 
     async def on_phase(phase: Phase) -> None:
-        now = time.monotonic()
-        if current:
-            name, since = current.pop()
-            phases[name] = round(now - since, 2)
-        current.append((phase.value, now))
+        marks.append((phase.value, time.monotonic()))
 
     started = time.monotonic()
     # each run in a directory of its own: a run reaps leftovers of runs under its root that
@@ -101,9 +96,8 @@ async def _prove_run(run: ProofRun, path: Path, scenario: Scenario, runs_root: P
         return ProofCheck(run=run, passed=False, admitted=False, wall_seconds=wall,
                           detail=f"{type(e).__name__}: {e}")
     now = time.monotonic()
-    if current:
-        name, since = current.pop()
-        phases[name] = round(now - since, 2)
+    phases = {name: round(until - since, 2)
+              for (name, since), (_, until) in zip(marks, [*marks[1:], ("end", now)])}
     wall = round(now - started, 1)
     passed, detail = judge(run, result.evaluation, scenario.spec.decoy_fails)
     progress(f"{scenario.name} {run.check}: {'ok' if passed else 'FAILED'} in {wall:.0f}s")
