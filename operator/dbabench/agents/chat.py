@@ -178,7 +178,7 @@ class ChatClient:
                         tb: TracebackType | None) -> None:
         await self._http.aclose()
 
-    def body(self, messages: list[dict[str, Any]],
+    def _body(self, messages: list[dict[str, Any]],
              tools: list[dict[str, Any]]) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.ref.model, "messages": messages,
                                 self.provider.reply_limit_field: self.settings.max_reply_tokens}
@@ -191,7 +191,7 @@ class ChatClient:
 
     async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *,
                        timeout: float | None = None) -> Reply:
-        body = self.body(messages, tools)
+        body = self._body(messages, tools)
         waited, attempt = 0.0, 0
         while True:
             problem, retry_after = await self._attempt(body, timeout)

@@ -53,6 +53,7 @@ PLAN_REPAIR = (
 NUDGE_TEXT_ONLY = ("You replied with text only. Act by calling one of the tools, or call"
                    " {finish} when you are done.")
 NUDGE_EMPTY = "Your reply was empty. Call one of the tools, or call {finish} when you are done."
+NUDGE_EMPTY_ANSWER = "Your reply was empty. Answer as asked."
 NUDGE_LENGTH = ("Your reply was cut off at the limit of {limit} tokens and was discarded. Reply"
                 " more briefly, one tool call at a time.")
 NUDGE_INVALID = "Your last reply was not a valid step and was discarded: {problem}"

@@ -174,7 +174,7 @@ class ModelSession:
         definitions = [s.as_function() for s in specs.values()]
         while True:
             reply = await self.ask(messages, definitions)
-            problem = self._problem(reply, specs)
+            problem = self._problem(reply, specs, finish.name)
             if problem is not None:
                 failure, note = problem
                 if failure == "invalid-step" and not reply.tool_calls:
@@ -212,7 +212,7 @@ class ModelSession:
         use, which is noted back and counted as an invalid step."""
         while True:
             reply = await self.ask(messages, [])
-            problem = self._problem(reply, {})
+            problem = self._problem(reply, {}, None)
             if problem is None or problem[0] == "invalid-step":  # text is what was asked for
                 try:
                     value = parse(reply.content)
@@ -226,15 +226,16 @@ class ModelSession:
             messages.append({"role": "user",
                              "content": self.reject(reply, problem[0], problem[1])})
 
-    def _problem(self, reply: Reply,
-                 specs: dict[str, ToolSpec]) -> tuple[FailureClass, str] | None:
-        finish = list(specs)[-1] if specs else "the answer"
+    def _problem(self, reply: Reply, specs: dict[str, ToolSpec],
+                 finish: str | None) -> tuple[FailureClass, str] | None:
+        """Why a reply cannot be used, if it cannot; ``finish`` None: a text answer was asked."""
         if reply.finish_reason == "length":
             return "output-limit", prompts.NUDGE_LENGTH.format(
                 limit=self.config.chat.max_reply_tokens)
         if not reply.tool_calls:
             if not reply.content.strip():
-                return "empty-response", prompts.NUDGE_EMPTY.format(finish=finish)
+                return "empty-response", (prompts.NUDGE_EMPTY_ANSWER if finish is None else
+                                          prompts.NUDGE_EMPTY.format(finish=finish))
             return "invalid-step", prompts.NUDGE_TEXT_ONLY.format(finish=finish)
         for call in reply.tool_calls:
             if call.name not in specs:
