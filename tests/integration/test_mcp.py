@@ -4,6 +4,7 @@ stdio and streamable HTTP, through ``dbabench tools serve`` in front of a real g
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import sys
 import time
@@ -79,10 +80,15 @@ async def work_through(client: Client, gate: ToolGate) -> None:
                                                    "budget"]
 
 
-async def test_stdio(postgres: PostgresInstance, tmp_path: Path) -> None:
+async def test_stdio_as_an_external_agent_command_starts_it(postgres: PostgresInstance,
+                                                             tmp_path: Path) -> None:
+    """No --run: the address and token come from the environment --agent external gives."""
     async with live_run(postgres, tmp_path) as gate:
-        params = StdioServerParameters(command=SERVE[0], args=[*SERVE[1:], "--run", str(tmp_path)])
-        async with Client(params) as client:
+        connection = Connection.read(tmp_path)
+        env = {**os.environ, "DBABENCH_TOOLS_URL": connection.url,
+               "DBABENCH_TOOLS_TOKEN": connection.token}
+        async with Client(StdioServerParameters(command=SERVE[0], args=SERVE[1:],
+                                                env=env)) as client:
             await work_through(client, gate)
 
 
