@@ -43,7 +43,7 @@ def test_job_role_logs_in_and_leaks_its_transaction(postgres: PostgresInstance,
                                                     scratch_root: Path) -> None:
     role = _name()
     job = JobStep(action="job", name="leaky", application_name="leaky", role=role,
-                  statements=["SELECT 1"], idle_in_transaction_seconds=60)
+                  statements=["SELECT 1"], idle_in_transaction_seconds=60, sessions=2)
     apply_steps(postgres, [SqlStep(action="sql", sql=f"CREATE ROLE {role} LOGIN")])
     assert apply_steps(postgres, [job]) == [job]
     log = scratch_root / f"{role}.jsonl"
@@ -53,15 +53,16 @@ def test_job_role_logs_in_and_leaks_its_transaction(postgres: PostgresInstance,
                                   connection_lifetime_seconds=1),
         jobs=[job], business_log=log, metrics_port=0)
 
-    async def observe() -> tuple[set[tuple[str, str]], set[int]]:
+    async def observe() -> tuple[set[tuple[int, str, str]], set[int]]:
         stop = asyncio.Event()
         workload = asyncio.create_task(run_workload(config, stop))
-        leaky, workers = set(), set()
+        leaky: set[tuple[int, str, str]] = set()
+        workers: set[int] = set()
         try:
             for _ in range(30):
                 with psycopg.connect(postgres.dsn()) as conn:
                     leaky |= set(conn.execute(
-                        "SELECT usename, state FROM pg_stat_activity"
+                        "SELECT pid, usename, state FROM pg_stat_activity"
                         " WHERE application_name = 'leaky'").fetchall())
                     workers |= {r[0] for r in conn.execute(
                         "SELECT pid FROM pg_stat_activity"
@@ -73,6 +74,8 @@ def test_job_role_logs_in_and_leaks_its_transaction(postgres: PostgresInstance,
         return leaky, workers
 
     leaky, workers = asyncio.run(observe())
-    assert (role, "idle in transaction") in leaky
+    # two sessions of the job, each idle in its transaction, as the role
+    idle = {pid for pid, user, state in leaky if (user, state) == (role, "idle in transaction")}
+    assert len(idle) == 2
     # one worker, a 1 s lifetime, 3 s observed: the pool replaced its session
     assert len(workers) >= 2

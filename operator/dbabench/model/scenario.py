@@ -101,6 +101,8 @@ class JobStep(Model):
         default=0.0, ge=0,
         description="keep the transaction open, idle, this long after the statements:"
                     " a leaked transaction holding its locks and snapshot")
+    sessions: int = Field(default=1, ge=1, le=32,
+                          description="copies of the job, each in its own session (a pool)")
 
 
 FaultStep = Annotated[Union[SqlStep, JobStep], Field(discriminator="action")]

@@ -186,11 +186,13 @@ async def run_workload(config: WorkloadConfig, stop: asyncio.Event) -> None:
             name=f"checkout-worker-{i}"))
     for job in config.jobs:
         dsn = config.dsn if job.role is None else make_conninfo(config.dsn, user=job.role)
-        client = Client(dsn=dsn, service=job.name, log=log, metrics=metrics,
-                        options=f"-c statement_timeout={job.statement_timeout_ms}",
-                        lifetime=lifetime)
-        clients.append(client)
-        tasks.append(asyncio.create_task(scheduled_job(client, job), name=f"job-{job.name}"))
+        for i in range(job.sessions):
+            client = Client(dsn=dsn, service=job.name, log=log, metrics=metrics,
+                            options=f"-c statement_timeout={job.statement_timeout_ms}",
+                            lifetime=lifetime)
+            clients.append(client)
+            tasks.append(asyncio.create_task(scheduled_job(client, job),
+                                             name=f"job-{job.name}-{i}"))
     try:
         await stop.wait()
     finally:
