@@ -1,0 +1,126 @@
+"""Where one run's time goes, now and at a baseline commit, measured side by side.
+
+    .venv/bin/python benchmarks/run_phases.py [--baseline REV] [--scenario NAME]
+                                              [--agent reference|decoy|null] [--repeat N]
+    .venv/bin/python benchmarks/run_phases.py --battery SELECTOR [--jobs N]
+
+The first form runs the scenario with the code of ``--baseline`` (exported with ``git
+archive``, default: the commit before the run path was made faster) and with the working
+tree, alternating, so both see the same machine; it prints each AgentRun phase's seconds.
+The second proves SELECTOR twice with the working tree, one run at a time and then ``--jobs``
+at a time, and prints the battery's wall time for each. Figures are printed, never asserted:
+they depend on the machine and on what else it is running.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from dbabench.scenario.loader import resolve
+
+CHECKOUT = Path(__file__).resolve().parents[1]
+BASELINE = "543a69d"  # before the runner overlapped monitoring with admission
+PHASES = ("Provisioning", "Admitting", "Running", "Evaluating")
+
+# Runs inside a child interpreter whose sys.path holds one version of the package; prints
+# the seconds from the start of each phase to the start of the next (or the end) as JSON.
+DRIVER = """
+import asyncio, json, sys, time
+from pathlib import Path
+from dbabench.agents.scripted import scripted_agent
+from dbabench.runner.run import prepare_golden, run_scenario
+from dbabench.scenario.loader import resolve
+
+async def main(name, agent_name, runs):
+    path, scenario = resolve(name)
+    prepare_golden(scenario, Path(runs))  # a (re)build is not part of a run's cost
+    marks = [("start", time.monotonic())]
+    async def on_phase(phase):
+        marks.append((phase.value, time.monotonic()))
+    result = await run_scenario(scenario, scripted_agent(agent_name, scenario),
+                                runs_root=Path(runs), manifest_text=path.read_text(),
+                                on_phase=on_phase)
+    marks.append(("end", time.monotonic()))
+    phases = {a[0]: round(b[1] - a[1], 2) for a, b in zip(marks, marks[1:])}
+    phases["total"] = round(marks[-1][1] - marks[0][1], 2)
+    print(json.dumps({"phases": phases, "safe_pass": result.evaluation.safe_pass,
+                      "outcome_pass": result.evaluation.outcome_pass}))
+
+asyncio.run(main(*sys.argv[1:]))
+"""
+
+
+def export(rev: str, into: Path) -> Path:
+    archive = subprocess.run(["git", "-C", str(CHECKOUT), "archive", rev, "operator"],
+                             check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    return into / "operator"
+
+
+def one_run(source: Path, manifest: str, agent: str, runs: Path) -> dict[str, object]:
+    env = {**os.environ, "PYTHONPATH": str(source)}
+    proc = subprocess.run([sys.executable, "-c", DRIVER, manifest, agent, str(runs)],
+                          capture_output=True, text=True, env=env, cwd=source)
+    if proc.returncode != 0:
+        raise SystemExit(f"run with {source} failed:\n{proc.stderr[-3000:]}")
+    return dict(json.loads(proc.stdout.strip().splitlines()[-1]))
+
+
+def phases(args: argparse.Namespace) -> None:
+    # by path: an older package need not understand every manifest in the catalog
+    manifest = str(resolve(args.scenario)[0].resolve())
+    with tempfile.TemporaryDirectory(prefix="dbabench-bench-") as tmp:
+        sources = {f"baseline {args.baseline}": export(args.baseline, Path(tmp)),
+                   "now": CHECKOUT / "operator"}
+        figures: dict[str, list[dict[str, float]]] = {label: [] for label in sources}
+        for i in range(args.repeat):
+            for label, source in sources.items():
+                result = one_run(source, manifest, args.agent, Path(tmp) / "runs")
+                print(f"# {label} run {i + 1}: {result}", file=sys.stderr)
+                figures[label].append(result["phases"])  # type: ignore[arg-type]
+    print(f"{args.scenario} · {args.agent} · median of {args.repeat} run(s), seconds")
+    labels = list(figures)
+    print(f"{'phase':<14}" + "".join(f"{label:>20}" for label in labels))
+    for phase in (*PHASES, "total"):
+        cells = [statistics.median(r.get(phase, 0.0) for r in figures[label]) for label in labels]
+        print(f"{phase:<14}" + "".join(f"{c:>20.1f}" for c in cells))
+
+
+def battery(args: argparse.Namespace) -> None:
+    walls = {}
+    for jobs in (1, args.jobs):
+        with tempfile.TemporaryDirectory(prefix="dbabench-bench-") as tmp:
+            started = time.monotonic()
+            proc = subprocess.run([sys.executable, "-m", "dbabench.cli.main", "scenarios",
+                                   "prove", args.battery, "--jobs", str(jobs),
+                                   "--runs-dir", tmp], capture_output=True, text=True)
+            walls[jobs] = time.monotonic() - started
+            print(proc.stdout, file=sys.stderr)
+            print(f"# jobs={jobs}: exit {proc.returncode}", file=sys.stderr)
+    print(f"battery {args.battery}: wall seconds")
+    for jobs, wall in walls.items():
+        print(f"  jobs={jobs:<3} {wall:8.1f}")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--baseline", default=BASELINE)
+    p.add_argument("--scenario", default="stale-stats-lock-chain")
+    p.add_argument("--agent", default="reference")
+    p.add_argument("--repeat", type=int, default=1)
+    p.add_argument("--battery", default=None, help="prove this selector at 1 and --jobs")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    args = p.parse_args()
+    battery(args) if args.battery else phases(args)
+
+
+if __name__ == "__main__":
+    main()
