@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from dbabench.cli.main import main
 from dbabench.evaluate.complexity import UnmeasurableError, Unit, is_signal, measure, units
 from dbabench.model.difficulty import label
 from dbabench.model.scenario import Comparison, Signal
@@ -123,3 +124,18 @@ def test_a_broken_store_is_named(tmp_path: Path) -> None:
     (tmp_path / difficulty.FILE_NAME).write_text('{"x": {"depth": "deep"}}')
     with pytest.raises(ValueError, match="not a difficulty file"):
         difficulty.load(tmp_path)
+
+
+def test_list_shows_the_stored_difficulty(tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    path, _ = resolve("stale-stats-lock-chain")
+    (tmp_path / path.name).write_text(path.read_text())
+    scenario = resolve(str(tmp_path / path.name))[1]
+    assert main(["--root", str(tmp_path), "scenarios", "list"]) == 0
+    assert "unmeasured" in capsys.readouterr().out
+    evidence = "checkout-worker order-api Nested Loop autovacuum_enabled=false"
+    n = len(scenario.spec.reference_path)
+    difficulty.save(tmp_path, {scenario.name: measure(scenario, [
+        event(i + 1, "execute_sql", sql([[evidence], ["noise"]])) for i in range(n)])})
+    assert main(["--root", str(tmp_path), "scenarios", "list"]) == 0
+    assert "0.50" in (listed := capsys.readouterr().out) and "Hard" in listed
