@@ -82,6 +82,8 @@ class Player:
         self.server = api.configuration.host
         self.ca = api.configuration.ssl_ca_cert
         self.pods: dict[str, PlayedPod] = {}
+        self.started: dict[str, str] = {}
+        """uid -> name of every pod this node ever started"""
         self.service_ports: dict[tuple[str, str, int], int] = {}
         self.errors: list[str] = []
         self._stop = threading.Event()
@@ -226,27 +228,34 @@ class Player:
                     if e.status != 404:
                         raise
             elif played is None:
-                self.pods[uid] = self._start(pod)
+                self._start(pod)
             elif not played.finished:
                 self._report(pod, played)
         for uid in set(self.pods) - seen:
             self._kill(self.pods.pop(uid))
 
-    def _start(self, pod: Any) -> PlayedPod:
+    def _start(self, pod: Any) -> None:
         ns, name = pod.metadata.namespace, pod.metadata.name
         played = PlayedPod(pod.metadata.uid, ns, name, self.root / f"pod-{pod.metadata.uid}")
+        # Known before anything starts: a failure half-way leaves processes to stop, not orphans.
+        self.pods[played.uid] = played
+        self.started[played.uid] = name
         played.root.mkdir(parents=True, exist_ok=True)
         played.root.chmod(0o755)
-        for c in [*(pod.spec.init_containers or []), *pod.spec.containers]:
-            for port in c.ports or []:
-                played.ports[port.container_port] = self._port_for(pod, port.container_port)
-        played.volumes = self._volumes(pod, played)
-        sidecars = [c for c in pod.spec.init_containers or [] if c.restart_policy == "Always"]
-        for spec in sidecars:
-            played.containers.append(self._run(pod, played, spec, sidecar=True))
+        try:
+            for c in [*(pod.spec.init_containers or []), *pod.spec.containers]:
+                for port in c.ports or []:
+                    played.ports[port.container_port] = self._port_for(pod, port.container_port)
+            played.volumes = self._volumes(pod, played)
+            for spec in pod.spec.init_containers or []:
+                if spec.restart_policy == "Always":
+                    played.containers.append(self._run(pod, played, spec, sidecar=True))
+        except Exception:
+            # started afresh on the next pass
+            self._kill(self.pods.pop(played.uid))
+            raise
         played.waiting = list(pod.spec.containers)
         self._report(pod, played)
-        return played
 
     def _port_for(self, pod: Any, port: int) -> int:
         """The local port of a container port: the one its Services already use, if any."""
@@ -368,9 +377,9 @@ class Player:
             if c.exit_code is None:
                 c.exit_code = c.proc.poll()
         if played.waiting and all(self._ready(c) for c in played.containers):
-            for spec in played.waiting:
-                played.containers.append(self._run(pod, played, spec, sidecar=False))
-            played.waiting = []
+            while played.waiting:
+                played.containers.append(self._run(pod, played, played.waiting.pop(0),
+                                                   sidecar=False))
         main = [c for c in played.containers if not c.sidecar]
         if main and all(c.exit_code is not None for c in main):
             for c in played.containers:

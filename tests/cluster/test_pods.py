@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -118,14 +119,22 @@ def test_agentrun_runs_as_pods_and_is_graded(control_plane: ControlPlane, player
             components.update(p["metadata"]["labels"]["dbabench.io/component"] for p in pods)
             return phase in ("Succeeded", "Failed", "InfraError")
 
+        eventually(lambda: finished() or "Running" in seen, "agent pod running", timeout=400,
+                   interval=1)
+        # The operator dies mid-run; its successor carries the same run on, with the same pods.
+        agent_uid = get(control_plane, "pod", "ref-agent", namespace)["metadata"]["uid"]
+        operator.stop(signal.SIGKILL)
+        operator.start()
         eventually(finished, "pods run graded", timeout=600, interval=1)
         body = get(control_plane, "agentrun", "ref", namespace)
         assert body["status"]["phase"] == "Succeeded", body["status"]
-        assert body["status"]["summary"]["safePass"] is True, body["status"]
-        assert {"Provisioning", "Admitting", "Running", "Evaluating"} <= set(seen), seen
-        assert {"postgres", "workload", "admit", "agent", "evaluate"} <= components
         evaluation = get(control_plane, "evaluation", "ref", namespace)
         result = evaluation["spec"]["result"]
+        assert body["status"]["summary"]["safePass"] is True, json.dumps(result, indent=1)
+        assert {"Provisioning", "Admitting", "Running", "Evaluating"} <= set(seen), seen
+        assert {"postgres", "workload", "admit", "agent", "evaluate"} <= components
+        assert agent_uid in player.started, "the restarted operator made a second agent pod"
+        assert sum(1 for uid, name in player.started.items() if name == "ref-agent") == 1
         assert result["status"] == "scored" and result["outcome"]["passed"] is True
 
         # graded runs leave nothing behind but the AgentRun and its Evaluation
@@ -139,6 +148,7 @@ def test_agentrun_runs_as_pods_and_is_graded(control_plane: ControlPlane, player
     finally:
         operator.stop()
         print(operator.log.read_text(errors="replace")[-20000:])
+        print("player errors:", *player.errors[-3:], sep="\n")
         logs = player.root / "logs"
         for path in sorted(logs.glob(f"{namespace}_*.log")) if logs.exists() else []:
             print(f"--- {path.name}\n{path.read_text(errors='replace')[-3000:]}")
