@@ -42,7 +42,7 @@ def test_expected_error_is_the_fault_and_its_absence_is_an_error(postgres: Postg
 def test_job_role_logs_in_and_leaks_its_transaction(postgres: PostgresInstance,
                                                     scratch_root: Path) -> None:
     role = _name()
-    job = JobStep(action="job", name="leaky", application_name="leaky", role=role,
+    job = JobStep(action="job", name="leaky-service", application_name="leaky", role=role,
                   statements=["SELECT 1"], idle_in_transaction_seconds=60, sessions=2)
     apply_steps(postgres, [SqlStep(action="sql", sql=f"CREATE ROLE {role} LOGIN")])
     assert apply_steps(postgres, [job]) == [job]

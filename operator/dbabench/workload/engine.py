@@ -70,9 +70,11 @@ class Client:
     """One session of one service: connects lazily, logs every request, survives failures."""
 
     def __init__(self, *, dsn: str, service: str, log: BusinessLogWriter, metrics: Metrics,
-                 options: str = "", lifetime: float | None = None) -> None:
+                 options: str = "", lifetime: float | None = None,
+                 application_name: str | None = None) -> None:
         self.dsn = dsn
         self.service = service
+        self.application_name = application_name or service
         self.log = log
         self.metrics = metrics
         self.options = options
@@ -112,7 +114,7 @@ class Client:
             await self._drop()
         if self.conn is None or self.conn.closed:
             self.conn = await psycopg.AsyncConnection.connect(
-                self.dsn, application_name=self.service, options=self.options)
+                self.dsn, application_name=self.application_name, options=self.options)
             self.connected_at = time.monotonic()
         return self.conn
 
@@ -189,7 +191,7 @@ async def run_workload(config: WorkloadConfig, stop: asyncio.Event) -> None:
         for i in range(job.sessions):
             client = Client(dsn=dsn, service=job.name, log=log, metrics=metrics,
                             options=f"-c statement_timeout={job.statement_timeout_ms}",
-                            lifetime=lifetime)
+                            lifetime=lifetime, application_name=job.application_name)
             clients.append(client)
             tasks.append(asyncio.create_task(scheduled_job(client, job),
                                              name=f"job-{job.name}-{i}"))
