@@ -2,7 +2,8 @@
 
     .venv/bin/python benchmarks/run_phases.py [--baseline REV] [--scenario NAME]
                                               [--agent reference|decoy|null] [--repeat N]
-    .venv/bin/python benchmarks/run_phases.py --battery SELECTOR [--jobs N]
+    .venv/bin/python benchmarks/run_phases.py --battery "SELECTOR..." [--jobs N]
+                                              [--max-cpu-pressure PERCENT]
 
 The first form runs the scenario with the code of ``--baseline`` (exported with ``git
 archive``, default: the commit before the run path was made faster) and with the working
@@ -100,7 +101,8 @@ def battery(args: argparse.Namespace) -> None:
         with tempfile.TemporaryDirectory(prefix="dbabench-bench-") as tmp:
             started = time.monotonic()
             proc = subprocess.run([sys.executable, "-m", "dbabench.cli.main", "scenarios",
-                                   "prove", args.battery, "--jobs", str(jobs),
+                                   "prove", *args.battery.split(), "--jobs", str(jobs),
+                                   "--max-cpu-pressure", str(args.max_cpu_pressure),
                                    "--runs-dir", tmp], capture_output=True, text=True)
             walls[jobs] = time.monotonic() - started
             print(proc.stdout, file=sys.stderr)
@@ -116,8 +118,11 @@ def main() -> None:
     p.add_argument("--scenario", default="stale-stats-lock-chain")
     p.add_argument("--agent", default="reference")
     p.add_argument("--repeat", type=int, default=1)
-    p.add_argument("--battery", default=None, help="prove this selector at 1 and --jobs")
+    p.add_argument("--battery", default=None,
+                   help="prove these selectors (space-separated) at 1 and at --jobs runs at once")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--max-cpu-pressure", type=float, default=25.0,
+                   help="the battery's throttle (100: off, e.g. on a machine others load)")
     args = p.parse_args()
     battery(args) if args.battery else phases(args)
 

@@ -16,6 +16,7 @@ from rich.table import Table
 from dbabench.model.proof import ProofCheck, ProveSummary, ScenarioProof
 from dbabench.paths import runs_dir
 from dbabench.runner.prove import default_jobs, plan, prove
+from dbabench.runner.throttle import MAX_PRESSURE
 from dbabench.scenario import catalog, difficulty
 from dbabench.scenario.loader import discover, scenarios_root
 from dbabench.scenario.select import select
@@ -47,8 +48,12 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="scenario name, category, glob over names, or manifest file"
                         " (default: every scenario)")
     p.add_argument("--jobs", "-j", type=_positive, default=default_jobs(),
-                   help=f"runs at once, each with its own PostgreSQL (default here:"
+                   help=f"at most this many runs at once (fewer while the CPU is busy), each"
+                        f" with its own PostgreSQL (default here:"
                         f" {default_jobs()})")
+    p.add_argument("--max-cpu-pressure", type=float, default=MAX_PRESSURE, metavar="PERCENT",
+                   help="start another run only while the CPU's 10 s pressure-stall figure is"
+                        f" at most this (default {MAX_PRESSURE:g}; 100 starts runs regardless)")
     p.add_argument("--runs-dir", type=Path, default=None,
                    help="where run directories go (default: $DBABENCH_RUNS or ./.dbabench/runs)")
 
@@ -115,6 +120,7 @@ def _battery(args: argparse.Namespace, verb: str, **options: object) -> tuple[Pr
     err.print(f"{verb}: {len(selected)} scenario(s), {args.jobs} run(s) at a time, in {root}",
               highlight=False)
     summary = asyncio.run(prove(selected, jobs=args.jobs, runs_root=root,
+                                max_pressure=args.max_cpu_pressure,
                                 progress=lambda m: err.print(f"[dim]·[/dim] {escape(m)}",
                                                              highlight=False),
                                 **options))  # type: ignore[arg-type]

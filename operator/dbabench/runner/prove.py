@@ -25,7 +25,7 @@ from dbabench.model.proof import ProofCheck, ProofRun, ProveSummary, ScenarioPro
 from dbabench.model.scenario import Scenario
 from dbabench.model.trace import TraceEvent
 from dbabench.runner.run import prepare_golden, run_scenario
-from dbabench.runner.throttle import Throttle
+from dbabench.runner.throttle import MAX_PRESSURE, Throttle
 
 Progress = Callable[[str], None]
 Planner = Callable[[Scenario], list[ProofRun]]
@@ -115,11 +115,13 @@ async def _prove_run(run: ProofRun, path: Path, scenario: Scenario, runs_root: P
 
 
 async def prove(selected: list[tuple[Path, Scenario]], *, jobs: int, runs_root: Path,
-                progress: Progress = lambda _: None, planner: Planner = plan) -> ProveSummary:
-    """Run every scenario's battery (``planner`` says which runs), ``jobs`` runs at a time,
-    and judge each run; reference runs also measure the scenario's difficulty."""
+                progress: Progress = lambda _: None, planner: Planner = plan,
+                max_pressure: float = MAX_PRESSURE) -> ProveSummary:
+    """Run every scenario's battery (``planner`` says which runs), up to ``jobs`` runs at a
+    time while the CPU's pressure stays at most ``max_pressure`` percent, and judge each run;
+    reference runs also measure the scenario's difficulty."""
     started_at, started = datetime.now(timezone.utc), time.monotonic()
-    throttle = Throttle(jobs)
+    throttle = Throttle(jobs, max_pressure=max_pressure)
     goldens: dict[str, asyncio.Task[object]] = {}
 
     async def golden(path: Path, scenario: Scenario) -> None:
