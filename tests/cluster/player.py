@@ -36,6 +36,10 @@ from dbabench.env.processes import free_port, stop_pid
 
 NODE = "dbabench-player"
 NODE_LABEL = {"dbabench.io/player": "true"}
+# Only pods that ask for this node land on it; everything else stays kwok's.
+TAINT = {"key": "dbabench.io/player", "value": "true", "effect": "NoSchedule"}
+TOLERATION = {"key": "dbabench.io/player", "operator": "Equal", "value": "true",
+              "effect": "NoSchedule"}
 STORAGE_CLASS = "dbabench-player"
 PROVISIONER = "player.dbabench.io"
 SNAPSHOT = ("snapshot.storage.k8s.io", "v1", "volumesnapshots")
@@ -96,8 +100,8 @@ class Player:
         self.storage.create_storage_class(client.V1StorageClass(
             metadata=client.V1ObjectMeta(name=STORAGE_CLASS), provisioner=PROVISIONER,
             reclaim_policy="Delete", volume_binding_mode="Immediate"))
-        self.core.create_node(client.V1Node(metadata=client.V1ObjectMeta(
-            name=NODE, labels={**NODE_LABEL, "kubernetes.io/hostname": NODE})))
+        self.core.create_node({"metadata": {"name": NODE, "labels": {
+            **NODE_LABEL, "kubernetes.io/hostname": NODE}}, "spec": {"taints": [TAINT]}})
         self._heartbeat()
         self._thread.start()
 
@@ -264,10 +268,18 @@ class Player:
             selector = svc.spec.selector or {}
             if selector and all(labels.get(k) == v for k, v in selector.items()):
                 for sp in svc.spec.ports:
-                    if int(sp.target_port or sp.port) == port:
+                    if self._target(pod, sp.target_port or sp.port) == port:
                         return self._service_port(pod.metadata.namespace, svc.metadata.name,
                                                   sp.port)
         return free_port()
+
+    @staticmethod
+    def _target(pod: Any, target: int | str) -> int | None:
+        """A Service's targetPort as a number: named ones are the pod's container ports."""
+        if isinstance(target, int) or str(target).isdigit():
+            return int(target)
+        return next((p.container_port for c in pod.spec.containers for p in c.ports or []
+                     if p.name == target), None)
 
     def _service_port(self, ns: str, svc: str, port: int) -> int:
         return self.service_ports.setdefault((ns, svc, port), free_port())

@@ -51,15 +51,18 @@ def operator_deployment(docs: list[dict[str, Any]]) -> dict[str, Any]:
     return dep
 
 
-def assert_least_privilege(docs: list[dict[str, Any]]) -> None:
+def assert_least_privilege(docs: list[dict[str, Any]], *, run_secrets: bool = False) -> None:
+    """``run_secrets``: the pods executor, which creates each run's Secrets in the watched
+    namespaces (namespaced Roles only, never a ClusterRole)."""
     roles = of_kind(docs, "Role") + of_kind(docs, "ClusterRole")
     assert roles, "the chart grants the operator nothing"
     for role in roles:
         for rule in role["rules"]:
             for key in ("verbs", "resources", "apiGroups"):
                 assert "*" not in rule.get(key, []), (role["metadata"]["name"], rule)
-            assert not any(r == "secrets" or r.startswith("secrets/")
-                           for r in rule.get("resources", [])), rule
+            if any(r == "secrets" or r.startswith("secrets/") for r in rule.get("resources", [])):
+                assert run_secrets and role["kind"] == "Role", rule
+                assert not {"update", "patch", "watch"} & set(rule["verbs"]), rule
             # verbs that let the holder grant or assume more than the role itself holds
             assert not {"escalate", "bind", "impersonate"} & set(rule.get("verbs", [])), rule
             assert "nonResourceURLs" not in rule, rule
@@ -71,8 +74,9 @@ def assert_least_privilege(docs: list[dict[str, Any]]) -> None:
                    for r in roles), binding
 
 
-@pytest.mark.parametrize("sets", [(), ("watchNamespaces={a,b}",), ("prometheus.enabled=true",)],
-                         ids=["defaults", "namespaced", "prometheus"])
+@pytest.mark.parametrize("sets", [(), ("watchNamespaces={a,b}",), ("prometheus.enabled=true",),
+                                  ("executor=pods", "watchNamespaces={a}")],
+                         ids=["defaults", "namespaced", "prometheus", "pods"])
 def test_chart_lints(control_plane: ControlPlane, sets: tuple[str, ...]) -> None:
     args = [a for s in sets for a in ("--set", s)]
     done = control_plane.run("helm", "lint", "--strict", str(CHART), *args)
@@ -95,8 +99,7 @@ def test_rendered_deployment_runs_the_operator_as_the_chart_service_account(
     # operator's own config model accepts (a typo'd name would silently fall to a default).
     assert {f"DBABENCH_OPERATOR_{f.upper()}" for f in OperatorConfig.model_fields} == set(
         operator_env)
-    config = OperatorConfig.model_validate(
-        {k.removeprefix("DBABENCH_OPERATOR_").lower(): v for k, v in operator_env.items()})
+    config = OperatorConfig.from_env(operator_env)
     mount = {m["name"]: m["mountPath"] for m in container["volumeMounts"]}["state"]
     assert config.runs_dir.is_relative_to(mount), "run directories would not be on the volume"
     assert env["DBABENCH_CACHE"].startswith(mount)
@@ -138,6 +141,32 @@ def test_rendered_namespaced_mode_has_a_role_per_namespace_and_no_cluster_role(
                                   "namespace": "dbabench"}]
     args = operator_deployment(docs)["spec"]["template"]["spec"]["containers"][0]["args"]
     assert [a for a in args if a.startswith("--namespace")] == ["--namespace=a", "--namespace=b"]
+
+
+def test_rendered_pods_executor_grants_run_objects_in_watched_namespaces_only(
+        control_plane: ControlPlane) -> None:
+    docs = render(control_plane, "executor=pods", "watchNamespaces={a,b}",
+                  "pods.storageClass=fast", "pods.nodeSelector.pool=bench")
+    assert_least_privilege(docs, run_secrets=True)
+    assert not of_kind(docs, "ClusterRole")
+    container = operator_deployment(docs)["spec"]["template"]["spec"]["containers"][0]
+    env = {e["name"]: e["value"] for e in container["env"]}
+    config = OperatorConfig.from_env(env)
+    assert config.executor == "pods"
+    assert (config.kube.image, config.kube.storage_class, config.kube.node_selector) == (
+        container["image"], "fast", {"pool": "bench"})
+    operator_roles = [r for r in of_kind(docs, "Role") if r["metadata"]["name"] != "dbabench-run"]
+    assert sorted(r["metadata"]["namespace"] for r in operator_roles) == ["a", "b"]
+    for role in operator_roles:
+        granted = {res for rule in role["rules"] for res in rule["resources"]}
+        assert {"pods", "jobs", "persistentvolumeclaims", "volumesnapshots",
+                "networkpolicies"} <= granted
+    run_roles = [r for r in of_kind(docs, "Role") if r["metadata"]["name"] == "dbabench-run"]
+    assert [r["rules"] for r in run_roles] == [[{"apiGroups": [""], "resources": ["configmaps"],
+                                                 "verbs": ["get", "create"]}]] * 2
+    done = control_plane.run("helm", "template", RELEASE, str(CHART), "--set", "executor=pods",
+                             check=False)
+    assert done.returncode != 0 and "set watchNamespaces" in done.stderr
 
 
 def test_rendered_prometheus_scrapes_the_metrics_service(control_plane: ControlPlane) -> None:

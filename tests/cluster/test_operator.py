@@ -36,10 +36,11 @@ class Operator:
     """``dbabench operator`` as a process we can kill and start again."""
 
     def __init__(self, plane: ControlPlane, runs_dir: Path,
-                 extra_env: dict[str, str] | None = None) -> None:
+                 extra_env: dict[str, str] | None = None, args: tuple[str, ...] = ()) -> None:
         self.plane = plane
         self.runs_dir = runs_dir
         self.extra_env = extra_env or {}
+        self.args = args
         self.metrics_port = free_port()
         self.proc: subprocess.Popen[bytes] | None = None
         self.log = runs_dir / "operator.log"
@@ -51,7 +52,7 @@ class Operator:
                "DBABENCH_OPERATOR_SNAPSHOT_TIMEOUT_SECONDS": "20", **self.extra_env}
         with self.log.open("ab") as out:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "dbabench.cli.main", "operator", "--verbose"],
+                [sys.executable, "-m", "dbabench.cli.main", "operator", "--verbose", *self.args],
                 env=env, stdout=out, stderr=subprocess.STDOUT)
 
     def stop(self, sig: int = signal.SIGTERM) -> None:

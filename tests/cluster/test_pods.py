@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING
 import pytest
 import yaml
 
-from player import NODE_LABEL, STORAGE_CLASS, Player
+from player import NODE_LABEL, STORAGE_CLASS, TOLERATION, Player
+from test_chart import CHART, RELEASE, token_kubeconfig
 from test_operator import SCENARIO_FILE, Operator, agentrun, apply, get, phase_of
 from waiting import eventually
 
@@ -32,30 +33,6 @@ if TYPE_CHECKING:
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
 SNAPSHOTTER = "github.com/kubernetes-csi/external-snapshotter/client/v8@v8.4.0"
-# What the chart grants the run's harness containers (admission, tool sidecar, evaluator):
-# write their one result ConfigMap, read the trace.
-RUN_RBAC = """
-apiVersion: v1
-kind: ServiceAccount
-metadata: {name: dbabench-run}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: Role
-metadata: {name: dbabench-run}
-rules:
-- apiGroups: [""]
-  resources: [configmaps]
-  verbs: [get, create]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: dbabench-run}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: dbabench-run}
-subjects:
-- {kind: ServiceAccount, name: dbabench-run}
-"""
-
-
 def snapshot_crds() -> Path:
     """The VolumeSnapshot CRDs as external-snapshotter releases them, from the Go module proxy."""
     cache = Path(os.environ.get("DBABENCH_CACHE", "/var/cache/dbabench")) / "k8s" / "gomodcache"
@@ -86,12 +63,24 @@ def test_agentrun_runs_as_pods_and_is_graded(control_plane: ControlPlane, player
                                              scratch_root: Path) -> None:
     namespace = f"pods-{uuid.uuid4().hex[:8]}"
     control_plane.kubectl("create", "namespace", namespace)
-    control_plane.kubectl("apply", "-n", namespace, "-f", "-", stdin=RUN_RBAC)
+    # The chart's RBAC, and the operator with its ServiceAccount's token and the configuration
+    # the chart renders: the permissions are proven sufficient by the run itself.
+    control_plane.run("helm", "install", RELEASE, str(CHART), "--namespace", namespace,
+                      "--skip-crds", "--set", f"watchNamespaces={{{namespace}}}",
+                      "--set", "executor=pods", "--set", f"pods.storageClass={STORAGE_CLASS}",
+                      "--set-json", f"pods.nodeSelector={json.dumps(NODE_LABEL)}",
+                      "--set-json", f"pods.tolerations={json.dumps([TOLERATION])}",
+                      timeout=120)
+    dep = json.loads(control_plane.kubectl("get", "deployment", f"{RELEASE}-dbabench-operator",
+                                           "-n", namespace, "-o", "json").stdout)
+    env = {e["name"]: e["value"] for e in dep["spec"]["template"]["spec"]["containers"][0]["env"]
+           if e["name"] in ("DBABENCH_OPERATOR_EXECUTOR", "DBABENCH_OPERATOR_KUBE")}
     runs = scratch_root / f"operator-{uuid.uuid4().hex[:6]}"
     runs.mkdir()
-    settings = {"storageClass": STORAGE_CLASS, "nodeSelector": NODE_LABEL}
-    operator = Operator(control_plane, runs, {"DBABENCH_OPERATOR_EXECUTOR": "pods",
-                                              "DBABENCH_OPERATOR_KUBE": json.dumps(settings)})
+    kubeconfig = token_kubeconfig(control_plane, namespace, runs / "kubeconfig",
+                                  sa=f"{RELEASE}-dbabench-operator")
+    operator = Operator(control_plane, runs, {**env, "KUBECONFIG": str(kubeconfig)},
+                        ("--namespace", namespace))
     operator.start()
     try:
         control_plane.kubectl("apply", "-n", namespace, "-f", str(SCENARIO_FILE))
@@ -147,6 +136,7 @@ def test_agentrun_runs_as_pods_and_is_graded(control_plane: ControlPlane, player
         eventually(cleaned, "run objects deleted", timeout=120)
     finally:
         operator.stop()
+        control_plane.run("helm", "uninstall", RELEASE, "--namespace", namespace, check=False)
         print(operator.log.read_text(errors="replace")[-20000:])
         print("player errors:", *player.errors[-3:], sep="\n")
         logs = player.root / "logs"

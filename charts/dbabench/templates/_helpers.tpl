@@ -14,3 +14,14 @@ app.kubernetes.io/name: dbabench
 app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/component: operator
 {{- end -}}
+{{- define "dbabench.image" -}}
+{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{- end -}}
+{{- /* The pods executor's settings (env.kube.KubeSettings), as JSON. */ -}}
+{{- define "dbabench.podsSettings" -}}
+{{- $s := dict "image" (include "dbabench.image" .) "volumeSize" .Values.pods.volumeSize "nodeSelector" .Values.pods.nodeSelector "tolerations" .Values.pods.tolerations -}}
+{{- with .Values.pods.storageClass }}{{ $_ := set $s "storageClass" . }}{{ end -}}
+{{- with .Values.pods.snapshotClass }}{{ $_ := set $s "snapshotClass" . }}{{ end -}}
+{{- with .Values.pods.modelGatewayCidr }}{{ $_ := set $s "modelGatewayCidr" . }}{{ end -}}
+{{ toJson $s }}
+{{- end -}}

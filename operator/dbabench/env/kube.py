@@ -53,6 +53,8 @@ class KubeSettings(Model):
     snapshot_class: str | None = None
     volume_size: str = "4Gi"
     node_selector: dict[str, str] = {}
+    tolerations: list[dict[str, Any]] = []
+    """For nodes set aside (tainted) for benchmark runs."""
     model_gateway_cidr: str | None = None
     """Where a model-driven agent may connect besides its tool server (NetworkPolicy)."""
 
@@ -111,6 +113,7 @@ def _pod(name: str, run: str, component: str, owner: dict[str, Any] | None,
     return {"apiVersion": "v1", "kind": "Pod", "metadata": _meta(name, run, component, owner),
             "spec": {"restartPolicy": "Never", "containers": containers, "volumes": volumes,
                      "nodeSelector": dict(settings.node_selector),
+                     "tolerations": list(settings.tolerations),
                      "automountServiceAccountToken": False, **spec}}
 
 

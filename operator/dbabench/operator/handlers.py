@@ -18,6 +18,7 @@ import json
 import logging
 import os
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -62,9 +63,9 @@ class OperatorConfig(Model):
                                            " classes, node selector (JSON)")
 
     @classmethod
-    def from_env(cls) -> "OperatorConfig":
+    def from_env(cls, environ: Mapping[str, str] = os.environ) -> "OperatorConfig":
         prefix = "DBABENCH_OPERATOR_"
-        values: dict[str, Any] = {k[len(prefix):].lower(): v for k, v in os.environ.items()
+        values: dict[str, Any] = {k[len(prefix):].lower(): v for k, v in environ.items()
                                   if k.startswith(prefix)}
         if "kube" in values:
             values["kube"] = json.loads(values["kube"])
