@@ -4,6 +4,7 @@ stdio and streamable HTTP, through ``dbabench tools serve`` in front of a real g
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -73,6 +74,8 @@ async def work_through(client: Client, gate: ToolGate) -> None:
     assert not filed.is_error and gate.report is not None
 
     # the gate's step budget holds for MCP clients too: 2 calls made, 1 left
+    budget = await client.read_resource("dbabench://budget")
+    assert json.loads(budget.contents[0].text)["steps_left"] == 1
     await client.call_tool("manage_instance", {"action": "status"})
     spent = await client.call_tool("manage_instance", {"action": "status"})
     assert spent.is_error and "budget exhausted" in spent.structured_content["error"]

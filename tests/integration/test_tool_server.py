@@ -157,7 +157,7 @@ def test_openapi_document_covers_every_endpoint_and_resolves(
     document = response.json()
     assert document["openapi"].startswith("3.1")
     assert set(document["paths"]) == {
-        "/v1/task", "/v1/tools", "/v1/report", "/v1/events/thought", "/v1/events/model",
+        "/v1/task", "/v1/tools", "/v1/budget", "/v1/report", "/v1/events/thought", "/v1/events/model",
         *(f"/v1/tools/{name}" for name in TOOL_NAMES)}
     schemas = document["components"]["schemas"]
     sql = document["paths"]["/v1/tools/execute_sql"]["post"]
@@ -168,6 +168,17 @@ def test_openapi_document_covers_every_endpoint_and_resolves(
     refs = re.findall(r'"\$ref": "#/components/schemas/([^"]+)"', response.text)
     assert refs and all(ref in schemas for ref in refs)
     assert httpx.get(f"{served.url}/v1/openapi.json").status_code == 401
+
+
+def test_budget_says_what_is_left(serve_gate: ServeGate) -> None:
+    with serve_gate(max_steps=2).client() as client:
+        client.call("manage_instance", action="status")
+        budget = client.budget()
+        assert (budget["max_steps"], budget["steps_used"], budget["steps_left"]) == (2, 1, 1)
+        assert 0 < budget["seconds_left"] <= 300 and budget["exhausted"] is None
+        client.call("manage_instance", action="status")
+        refused(lambda: client.call("manage_instance", action="status"))
+        assert "step budget of 2" in client.budget()["exhausted"]
 
 
 def test_healthz_needs_no_token(served: Served) -> None:

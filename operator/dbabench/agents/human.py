@@ -20,7 +20,6 @@ import json
 import os
 import re
 import sys
-import time
 from dataclasses import dataclass
 from typing import Any, TextIO
 
@@ -178,9 +177,8 @@ class HumanAgent:
         elif word == "think":
             gate.think(rest)
         elif word == "budget":
-            budget = gate.budget
-            left = budget.timeout_seconds - (time.monotonic() - budget.started)
-            self.say(f"{budget.max_steps - budget.steps} tool calls and {left:.0f}s left")
+            status = gate.budget.status(gate.exhausted)
+            self.say(f"{status.steps_left} tool calls and {status.seconds_left:.0f}s left")
         elif word == "report":
             return await self.report(reader, gate)
         else:

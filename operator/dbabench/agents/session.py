@@ -264,6 +264,5 @@ class ModelSession:
             notes.append("the tool cut this result to its bounds")
         if cut:
             notes.append(f"cut here to its first {self.config.max_observation_chars} characters")
-        budget = self.gate.budget
-        notes.append(f"{budget.max_steps - budget.steps} tool calls left")
+        notes.append(f"{self.gate.budget.status().steps_left} tool calls left")
         return f"[{'; '.join(notes)}]\n{text}"

@@ -56,6 +56,10 @@ class ToolClient:
         tools: list[dict[str, Any]] = self._request("GET", "/v1/tools")["tools"]
         return tools
 
+    def budget(self) -> dict[str, Any]:
+        """Tool calls and seconds left, and why calls stopped, if they did."""
+        return self._request("GET", "/v1/budget")
+
     # ``tool`` is positional-only: manage_instance has an argument called ``name``.
     def call(self, tool: str, /, **args: Any) -> dict[str, Any]:
         return self._request("POST", f"/v1/tools/{tool}", args)
@@ -98,6 +102,9 @@ class AsyncToolClient:
     async def tools(self) -> list[dict[str, Any]]:
         tools: list[dict[str, Any]] = (await self._request("GET", "/v1/tools"))["tools"]
         return tools
+
+    async def budget(self) -> dict[str, Any]:
+        return await self._request("GET", "/v1/budget")
 
     async def call(self, tool: str, args: Mapping[str, Any]) -> dict[str, Any]:
         return await self._request("POST", f"/v1/tools/{tool}", dict(args))

@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 from pydantic.alias_generators import to_snake
 
+from dbabench.model.base import Model
 from dbabench.model.report import Report
 from dbabench.model.trace import AgentOutcome, SessionInfo, StatementInfo, TraceEvent, Usage
 from dbabench import policy
@@ -52,6 +53,24 @@ class Budget:
         if time.monotonic() - self.started > self.timeout_seconds:
             raise BudgetExhausted(f"time budget of {self.timeout_seconds:.0f}s is spent")
         self.steps += 1
+
+    def status(self, exhausted: str | None = None) -> BudgetStatus:
+        return BudgetStatus(
+            max_steps=self.max_steps, steps_used=self.steps,
+            steps_left=max(0, self.max_steps - self.steps),
+            seconds_left=round(max(0.0, self.timeout_seconds
+                                   - (time.monotonic() - self.started)), 1),
+            exhausted=exhausted)
+
+
+class BudgetStatus(Model):
+    """What is left of a run's budget, as every agent surface reports it."""
+
+    max_steps: int
+    steps_used: int
+    steps_left: int
+    seconds_left: float
+    exhausted: str | None = Field(default=None, description="why no more calls are accepted")
 
 
 class TraceWriter:

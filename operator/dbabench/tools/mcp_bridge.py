@@ -3,7 +3,8 @@
 A bridge, not a second gate: every call goes to the run's tool server (``tools.server``) and
 through its gate, so budget, bounds, policy and trace are the same for an MCP client (Claude
 Code, Codex CLI, any other) as for every agent. The task's words are the server's
-instructions; ``submit_report`` sits beside the five tools, with the same schema as everywhere.
+instructions; ``submit_report`` sits beside the five tools, with the same schema as everywhere;
+the task and what is left of the budget are resources (``dbabench://task``, ``dbabench://budget``).
 
     dbabench tools serve --run RUN_DIR                       # stdio
     dbabench tools serve --run RUN_DIR --transport http --port 8765
@@ -54,8 +55,26 @@ async def build(connection: Connection) -> tuple[Server[Any], AsyncToolClient]:
             return _result({"ok": False, "error": e.message}, error=True)
         return _result(result, error=not result.get("ok", False))
 
+    resources = {"dbabench://task": ("the task: alert, budget, instructions", client.task),
+                 "dbabench://budget": ("tool calls and seconds left", client.budget)}
+
+    async def list_resources(ctx: Any, params: types.PaginatedRequestParams | None,
+                             ) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=[
+            types.Resource(uri=uri, name=uri.removeprefix("dbabench://"), description=about,
+                           mime_type="application/json")
+            for uri, (about, _) in resources.items()])
+
+    async def read_resource(ctx: Any, params: types.ReadResourceRequestParams,
+                            ) -> types.ReadResourceResult:
+        _, read = resources[str(params.uri)]
+        return types.ReadResourceResult(contents=[types.TextResourceContents(
+            uri=params.uri, mime_type="application/json", text=json.dumps(await read()))])
+
     server: Server[Any] = Server("dbabench", version="1", instructions=task.as_text(),
-                                 on_list_tools=list_tools, on_call_tool=call_tool)
+                                 on_list_tools=list_tools, on_call_tool=call_tool,
+                                 on_list_resources=list_resources,
+                                 on_read_resource=read_resource)
     return server, client
 
 

@@ -12,6 +12,7 @@ from pydantic.json_schema import models_json_schema
 from dbabench.model.base import Model
 from dbabench.model.report import Report
 from dbabench.model.task import AgentTask
+from dbabench.tools.gate import BudgetStatus
 from dbabench.tools.specs import ToolSpec
 
 
@@ -41,7 +42,8 @@ def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:
 
 def document(offered: Iterable[ToolSpec], events: Iterable[type[BaseModel]]) -> dict[str, Any]:
     tools, events = list(offered), list(events)
-    models = [t.args for t in tools] + [Report, AgentTask, ToolResult, Failure, *events]
+    models = [t.args for t in tools] + [Report, AgentTask, BudgetStatus, ToolResult, Failure,
+                                        *events]
     _, defs = models_json_schema([(m, "validation") for m in models], by_alias=False,
                                  ref_template="#/components/schemas/{model}")
     refused = {code: _json(_ref(Failure), why) for code, why in (
@@ -50,6 +52,8 @@ def document(offered: Iterable[ToolSpec], events: Iterable[type[BaseModel]]) -> 
     paths: dict[str, Any] = {
         "/v1/task": {"get": {"summary": "what the agent is told",
                              "responses": {"200": _json(_ref(AgentTask), "the task")}}},
+        "/v1/budget": {"get": {"summary": "tool calls and seconds left",
+                               "responses": {"200": _json(_ref(BudgetStatus), "the budget")}}},
         "/v1/tools": {"get": {"summary": "each offered tool's name, description and JSON schema",
                               "responses": {"200": _json({"type": "object"}, "the tools")}}},
         "/v1/report": {"post": {

@@ -7,6 +7,7 @@ agent's would, so validation, bounds, budget and trace are the same however an a
     GET  /healthz                 liveness, the only endpoint without the bearer token
     GET  /v1/task                 what the agent is told
     GET  /v1/tools                name, description and JSON schema of each offered tool
+    GET  /v1/budget               tool calls and seconds left, and why calls stopped, if they did
     POST /v1/tools/{name}         JSON arguments -> the gate's result (ok False is an observation)
     POST /v1/report               the structured report -> 200, or 422 with what is wrong
     POST /v1/events/thought       {"text"}: the agent's reasoning, for the trace
@@ -154,6 +155,10 @@ class _Endpoints:
     async def get_task(self, request: web.Request) -> web.Response:
         return web.json_response(self.task)
 
+    async def budget(self, request: web.Request) -> web.Response:
+        return web.json_response(
+            self.gate.budget.status(self.gate.exhausted).model_dump(mode="json"))
+
     async def list_tools(self, request: web.Request) -> web.Response:
         return web.json_response({"tools": [s.as_json() for s in self.tools.values()]})
 
@@ -197,6 +202,7 @@ def make_app(gate: ToolGate, task: AgentTask, token: str) -> web.Application:
     app.router.add_get("/healthz", endpoints.healthz)
     app.router.add_get("/v1/task", endpoints.get_task)
     app.router.add_get("/v1/tools", endpoints.list_tools)
+    app.router.add_get("/v1/budget", endpoints.budget)
     app.router.add_post("/v1/tools/{name}", endpoints.call_tool)
     app.router.add_post("/v1/report", endpoints.report)
     app.router.add_post("/v1/events/thought", endpoints.thought)
