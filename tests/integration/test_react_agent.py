@@ -5,10 +5,15 @@ and plan-and-verify, the second control structure on the same client."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from dbabench.agents import prompts
@@ -18,6 +23,7 @@ from dbabench.agents.plan import PlanAgent
 from dbabench.agents.react import PROMPT_SHA256, ReactAgent
 from dbabench.agents.session import ModelAgentConfig
 from dbabench.env.postgres import PostgresInstance
+from dbabench.env.processes import free_port, stop_pid
 from dbabench.evaluate.efficiency import evaluate_efficiency, load_prices
 from dbabench.model.task import AgentTask
 from dbabench.model.trace import TraceEvent
@@ -358,3 +364,56 @@ async def test_a_gateway_outage_is_an_infra_error_not_a_score(tmp_path: Path) ->
     assert evaluation.status == "infra_error" and "api-error" in (evaluation.infra_reason or "")
     events = [json.loads(line) for line in (result.run_dir / "trace.jsonl").read_text().splitlines()]
     assert events[-1]["kind"] == "failure" and events[-1]["failure"] == "api-error"
+
+
+# -- a real small model (opt-in) ---------------------------------------------------------------
+
+@contextmanager
+def llama_server(model_dir: Path) -> Iterator[str]:
+    """llama.cpp's OpenAI-compatible server with SmolLM2-135M, stopped by pid."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [str(model_dir / "venv" / "bin" / "python"), "-m", "llama_cpp.server",
+         "--model", str(model_dir / "model.gguf"), "--host", "127.0.0.1", "--port", str(port),
+         "--n_ctx", "8192", "--chat_format", "chatml-function-calling"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert proc.poll() is None, "the llama.cpp server exited"
+            try:
+                if httpx.get(f"{url}/models", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, "the llama.cpp server did not start"
+            time.sleep(0.5)
+        yield url
+    finally:
+        stop_pid(proc.pid)
+        proc.wait()
+
+
+@pytest.mark.local_model
+@pytest.mark.skipif("DBABENCH_LOCAL_MODEL_DIR" not in os.environ,
+                    reason="opt-in: make test-local-model (builds llama.cpp once, ~13 min)")
+async def test_react_against_a_real_small_model(gate: ToolGate, tmp_path: Path) -> None:
+    """The exchange with a server nobody here wrote: our requests are accepted, its tool calls
+    and usage are read; what the 135M model decides is not judged."""
+    with llama_server(Path(os.environ["DBABENCH_LOCAL_MODEL_DIR"])) as url:
+        react = ReactAgent(ModelAgentConfig(model="self:smollm2-135m", max_model_calls=6,
+                                            chat={"max_reply_tokens": 256}),
+                           env={"DBABENCH_SELFHOSTED_BASE_URL": url})
+        try:
+            await react.run(TASK, gate)
+            failure = None
+        except AgentFailure as e:
+            failure = e
+        finally:
+            await gate.close()
+    assert failure is None or failure.failure != "api-error", failure
+    models = [e for e in gate.trace.events if e.kind == "model"]
+    assert models and all(e.usage is not None and e.usage.input_tokens > 1000
+                          and e.usage.output_tokens > 0 for e in models)
+    assert evaluate_efficiency(gate.trace.events, load_prices(), wall_seconds=1).cost_usd == 0
