@@ -147,7 +147,8 @@ class ModelSession:
         if left <= 0:
             raise AgentFailure("budget-exhausted", "the agent's wall-clock budget is spent")
         try:
-            reply = await self.chat.complete(messages, tools, timeout=left)
+            reply = await self.chat.complete(
+                messages, tools, timeout=min(left, self.config.chat.request_timeout_seconds))
         except ApiError as e:
             raise AgentFailure("api-error", str(e)) from e
         self.calls += 1
