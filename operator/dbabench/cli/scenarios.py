@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import signal
 import sys
+from collections.abc import Coroutine
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -119,12 +122,25 @@ def _battery(args: argparse.Namespace, verb: str, **options: object) -> tuple[Pr
     root = (args.runs_dir or runs_dir()) / f"{verb}-{stamp}"
     err.print(f"{verb}: {len(selected)} scenario(s), {args.jobs} run(s) at a time, in {root}",
               highlight=False)
-    summary = asyncio.run(prove(selected, jobs=args.jobs, runs_root=root,
-                                max_pressure=args.max_cpu_pressure,
-                                progress=lambda m: err.print(f"[dim]·[/dim] {escape(m)}",
-                                                             highlight=False),
-                                **options))  # type: ignore[arg-type]
+    battery = prove(selected, jobs=args.jobs, runs_root=root, max_pressure=args.max_cpu_pressure,
+                    progress=lambda m: err.print(f"[dim]·[/dim] {escape(m)}", highlight=False),
+                    **options)  # type: ignore[arg-type]
+    try:
+        summary = asyncio.run(_interruptible(battery))
+    except asyncio.CancelledError:
+        raise KeyboardInterrupt from None
     return summary, root
+
+
+async def _interruptible(battery: Coroutine[Any, Any, ProveSummary]) -> ProveSummary:
+    # Ctrl+C or SIGTERM cancel the battery at its next await, so that no run is stopped in
+    # the middle of its (synchronous) teardown; every run then stops what it started
+    task = asyncio.current_task()
+    assert task is not None
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, task.cancel)
+    return await battery
 
 
 def _prove(args: argparse.Namespace) -> int:
