@@ -176,6 +176,32 @@ def test_agentrun_is_graded_and_survives_an_operator_restart(
                "owned Evaluation collected", timeout=60)
 
 
+def test_campaign_runs_every_pair_and_tallies_per_agent(
+        control_plane: ControlPlane, namespace: str, operator: Operator) -> None:
+    control_plane.kubectl("apply", "-n", namespace, "-f", str(SCENARIO_FILE))
+    apply(control_plane, namespace, {
+        "apiVersion": "dbabench.io/v1alpha1", "kind": "Campaign", "metadata": {"name": "cmp"},
+        "spec": {"scenarios": ["stale-stats-lock-chain"], "maxParallel": 1,
+                 "agents": [{"kind": "reference"}, {"kind": "null"}]}})
+    eventually(lambda: phase_of(control_plane, "campaign", "cmp", namespace) == "Succeeded",
+               "campaign finished", timeout=600, interval=2)
+    campaign = get(control_plane, "campaign", "cmp", namespace)
+    status = campaign["status"]
+    assert (status["runs"], status["finished"]) == (2, 2)
+    tallies = {t["agent"]: t for t in status["agents"]}
+    assert tallies["reference"]["safePass"] == 1 and tallies["reference"]["safePassRate"] == 1
+    assert tallies["null"]["scored"] == 1 and tallies["null"]["safePass"] == 0
+    runs = json.loads(control_plane.kubectl(
+        "get", "agentruns", "-n", namespace, "-l", "dbabench.io/campaign=cmp", "-o",
+        "json").stdout)["items"]
+    assert sorted(r["spec"]["agent"]["kind"] for r in runs) == ["null", "reference"]
+    for r in runs:
+        (owner,) = r["metadata"]["ownerReferences"]
+        assert (owner["kind"], owner["uid"]) == ("Campaign", campaign["metadata"]["uid"])
+    table = control_plane.kubectl("get", "campaigns", "-n", namespace).stdout
+    assert "Succeeded" in table
+
+
 def test_run_of_a_scenario_that_never_gets_a_snapshot_is_an_infra_error(
         control_plane: ControlPlane, namespace: str, operator: Operator) -> None:
     broken = yaml.safe_load(SCENARIO_FILE.read_text())

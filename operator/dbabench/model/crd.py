@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from dbabench.model.kube import AgentRun, Evaluation
+from dbabench.model.kube import AgentRun, Campaign, Evaluation
 from dbabench.model.scenario import Scenario
 
 GROUP = "dbabench.io"
@@ -144,6 +144,11 @@ RESOURCES = (
         ("Phase", "string", ".status.phase"),
         ("Outcome", "boolean", ".status.summary.outcomePass"),
         ("Safe Pass", "boolean", ".status.summary.safePass"),
+    )),
+    Resource(Campaign, "Campaign", "campaigns", ("camp",), True, (
+        ("Phase", "string", ".status.phase"),
+        ("Runs", "integer", ".status.runs"),
+        ("Finished", "integer", ".status.finished"),
     )),
     Resource(Evaluation, "Evaluation", "evaluations", ("ev",), False, (
         ("Run", "string", ".spec.agentRun"),

@@ -98,3 +98,48 @@ class Evaluation(Model):
     kind: Literal["Evaluation"]
     metadata: Metadata
     spec: EvaluationSpec
+
+
+class CampaignSpec(Model):
+    """Every scenario with every agent, ``repeats`` times: the AgentRuns of one comparison."""
+
+    scenarios: list[str] = Field(min_length=1,
+                                 description="names of Scenarios in the same namespace")
+    agents: list[AgentSpec] = Field(min_length=1)
+    repeats: int = Field(default=1, ge=1, le=100)
+    budget: BudgetSpec | None = Field(default=None, description="overrides every scenario's")
+    max_parallel: int = Field(default=1, ge=1, le=100,
+                              description="AgentRuns of this campaign in flight at once")
+
+
+class AgentTally(Model):
+    """One agent's results so far; rates are over scored runs (infra errors are not scores)."""
+
+    agent: str
+    runs: int = 0
+    finished: int = 0
+    scored: int = 0
+    infra_errors: int = 0
+    outcome_pass: int = 0
+    diagnosis_pass: int = 0
+    safe_pass: int = 0
+    safe_pass_rate: float | None = None
+    cost_usd: float = 0.0
+
+
+class CampaignStatus(Model):
+    phase: Literal["Pending", "Running", "Succeeded", "Failed"] = "Pending"
+    phase_reason: str = ""
+    observed_generation: int | None = None
+    runs: int = 0
+    finished: int = 0
+    agents: list[AgentTally] = Field(default_factory=list)
+    conditions: list[Condition] = Field(default_factory=list)
+
+
+class Campaign(Model):
+    api_version: Literal["dbabench.io/v1alpha1"]
+    kind: Literal["Campaign"]
+    metadata: Metadata
+    spec: CampaignSpec
+    status: CampaignStatus | None = None

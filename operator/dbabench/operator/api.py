@@ -72,6 +72,12 @@ class KubeApi:
                 return None
             raise
 
+    async def list(self, namespace: str, plural: str, selector: str) -> list[dict[str, Any]]:
+        found = await asyncio.to_thread(self.custom.list_namespaced_custom_object, GROUP,
+                                        VERSION, namespace, plural, label_selector=selector)
+        items: list[dict[str, Any]] = found["items"]
+        return items
+
     async def patch_status(self, namespace: str, plural: str, name: str,
                            status: dict[str, Any]) -> None:
         await asyncio.to_thread(self.custom.patch_namespaced_custom_object_status, GROUP,

@@ -31,10 +31,12 @@ from dbabench.env.kube import KubeSettings
 from dbabench.model.base import Model
 from dbabench.model.crd import GROUP, VERSION
 from dbabench.model.evaluation import EvaluationResult
-from dbabench.model.kube import AgentKind, AgentRunSpec, Phase
+from dbabench.model.kube import AgentKind, AgentRunSpec, CampaignSpec, Phase
 from dbabench.model.scenario import Scenario
+from dbabench.model.status import Condition
 from dbabench.operator import status as st
 from dbabench.operator.api import KubeApi, owner_reference
+from dbabench.operator import campaigns
 from dbabench.operator.metrics import OperatorMetrics
 from dbabench.operator.pods import PodsExecutor
 from dbabench.runner.run import prepare_golden, run_scenario
@@ -42,6 +44,8 @@ from dbabench.scenario.loader import format_validation_error
 
 SCENARIOS = (GROUP, VERSION, "scenarios")
 AGENTRUNS = (GROUP, VERSION, "agentruns")
+CAMPAIGNS = (GROUP, VERSION, "campaigns")
+CAMPAIGN_POLL_SECONDS = 5.0
 SCRIPTED = {AgentKind.reference, AgentKind.decoy, AgentKind.null}
 
 
@@ -262,3 +266,40 @@ async def _wait_for_scenario(run: Run, scenario: str, timeout: float) -> kopf.Bo
         await asyncio.sleep(2)
     await run.enter(Phase.infra_error, f"SnapshotNotReady: {reason}")
     return None
+
+
+@kopf.daemon(*CAMPAIGNS, cancellation_timeout=10)
+async def drive_campaign(body: kopf.Body, spec: kopf.Spec, name: str, namespace: str,
+                         memo: kopf.Memo, stopped: kopf.DaemonStopped, **_: Any) -> None:
+    generation = body["metadata"].get("generation")
+    conditions = list(body.get("status", {}).get("conditions", []))
+    try:
+        campaign = CampaignSpec.model_validate(dict(spec))
+    except ValidationError as e:
+        message = format_validation_error(f"Campaign {namespace}/{name}", e)
+        await memo.api.patch_status(namespace, "campaigns", name, {
+            "phase": "Failed", "phaseReason": "invalid spec", "observedGeneration": generation,
+            "conditions": st.set_condition(conditions, "Ready", False, "InvalidSpec", message,
+                                           generation=generation)})
+        return
+    planned = campaigns.plan(name, campaign)
+    owner = owner_reference(dict(body))
+    while not stopped:
+        memo.metrics.reconciles.labels("campaign").inc()
+        existing = {r["metadata"]["name"]: r for r in await memo.api.list(
+            namespace, "agentruns", f"{campaigns.CAMPAIGN_LABEL}={name}")}
+        for run in campaigns.to_start(planned, existing, campaign.max_parallel):
+            existing[run.name] = await memo.api.create_once(
+                namespace, "agentruns", campaigns.agentrun_body(run, name, campaign, owner))
+        status = campaigns.tally(planned, existing)
+        done = status.phase == "Succeeded"
+        status.observed_generation = generation
+        status.conditions = [Condition.model_validate(c) for c in st.set_condition(
+            conditions, "Ready", True if done else None, "Finished" if done else "Running",
+            status.phase_reason, generation=generation)]
+        await memo.api.patch_status(namespace, "campaigns", name,
+                                    status.model_dump(mode="json", by_alias=True,
+                                                      exclude_none=True))
+        if done:
+            return
+        await stopped.wait(CAMPAIGN_POLL_SECONDS)

@@ -1,0 +1,101 @@
+"""Campaigns: the AgentRuns of a comparison, created a few at a time, tallied per agent.
+
+Every run of a campaign has a name fixed by its position (scenario x agent x repeat), so a
+restarted operator finds the runs it already created instead of adding more, and the tally is
+always recomputed from the runs' own status: nothing lives only in the operator's memory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+from dbabench.model.crd import GROUP
+from dbabench.model.kube import AgentSpec, AgentTally, CampaignSpec, CampaignStatus, Phase
+
+CAMPAIGN_LABEL = f"{GROUP}/campaign"
+TERMINAL = {Phase.succeeded.value, Phase.failed.value, Phase.infra_error.value}
+# Label values stop at 63 characters; a run name is one.
+MAX_PREFIX = 55
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    name: str
+    scenario: str
+    agent: AgentSpec
+    repeat: int
+
+
+def agent_label(agent: AgentSpec) -> str:
+    detail = agent.remediation or agent.model or agent.image
+    return f"{agent.kind.value}:{detail}" if detail else agent.kind.value
+
+
+def _prefix(campaign: str) -> str:
+    if len(campaign) <= MAX_PREFIX:
+        return campaign
+    digest = hashlib.sha256(campaign.encode()).hexdigest()[:6]
+    return f"{campaign[:MAX_PREFIX - 7]}-{digest}"
+
+
+def plan(campaign: str, spec: CampaignSpec) -> list[PlannedRun]:
+    """Runs in the order they start: repeats outermost, so early results cover every pair."""
+    runs = []
+    for repeat in range(spec.repeats):
+        for scenario in spec.scenarios:
+            for agent in spec.agents:
+                runs.append(PlannedRun(f"{_prefix(campaign)}-{len(runs):04d}", scenario, agent,
+                                       repeat))
+    return runs
+
+
+def agentrun_body(run: PlannedRun, campaign: str, spec: CampaignSpec,
+                  owner: dict[str, Any]) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "apiVersion": f"{GROUP}/v1alpha1", "kind": "AgentRun",
+        "metadata": {"name": run.name, "ownerReferences": [owner],
+                     "labels": {CAMPAIGN_LABEL: campaign}},
+        "spec": {"scenario": run.scenario,
+                 "agent": run.agent.model_dump(mode="json", by_alias=True, exclude_none=True)},
+    }
+    if spec.budget is not None:
+        body["spec"]["budget"] = spec.budget.model_dump(mode="json", by_alias=True,
+                                                        exclude_none=True)
+    return body
+
+
+def to_start(planned: list[PlannedRun], existing: dict[str, dict[str, Any]],
+             max_parallel: int) -> list[PlannedRun]:
+    """The next runs to create: in plan order, while fewer than ``max_parallel`` are open."""
+    open_runs = sum(1 for body in existing.values()
+                    if (body.get("status") or {}).get("phase") not in TERMINAL)
+    missing = [p for p in planned if p.name not in existing]
+    return missing[:max(0, max_parallel - open_runs)]
+
+
+def tally(planned: list[PlannedRun], existing: dict[str, dict[str, Any]]) -> CampaignStatus:
+    agents: dict[str, AgentTally] = {}
+    for run in planned:
+        t = agents.setdefault(agent_label(run.agent), AgentTally(agent=agent_label(run.agent)))
+        t.runs += 1
+        status = (existing.get(run.name) or {}).get("status") or {}
+        if status.get("phase") not in TERMINAL:
+            continue
+        t.finished += 1
+        summary = status.get("summary")
+        if status["phase"] == Phase.infra_error.value or summary is None:
+            t.infra_errors += status["phase"] == Phase.infra_error.value
+            continue
+        t.scored += 1
+        t.outcome_pass += bool(summary["outcomePass"])
+        t.diagnosis_pass += bool(summary["diagnosisPass"])
+        t.safe_pass += bool(summary["safePass"])
+        t.cost_usd = round(t.cost_usd + float(summary.get("costUsd", 0.0)), 6)
+    for t in agents.values():
+        t.safe_pass_rate = round(t.safe_pass / t.scored, 4) if t.scored else None
+    finished = sum(t.finished for t in agents.values())
+    phase = "Succeeded" if finished == len(planned) else ("Running" if existing else "Pending")
+    return CampaignStatus(phase=phase, phase_reason=f"{finished}/{len(planned)} runs finished",
+                          runs=len(planned), finished=finished, agents=list(agents.values()))

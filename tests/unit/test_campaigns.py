@@ -1,0 +1,64 @@
+"""Campaign planning and tallying: pure functions over AgentRun bodies."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dbabench.model.kube import CampaignSpec
+from dbabench.operator import campaigns
+
+SPEC = CampaignSpec.model_validate({
+    "scenarios": ["a", "b"], "repeats": 2, "maxParallel": 3,
+    "agents": [{"kind": "reference"}, {"kind": "reference", "remediation": "alt"},
+               {"kind": "null"}]})
+
+
+def run(phase: str | None, **summary: Any) -> dict[str, Any]:
+    status: dict[str, Any] = {} if phase is None else {"phase": phase}
+    if summary:
+        status["summary"] = {"outcomePass": False, "diagnosisPass": False, "safePass": False,
+                             "costUsd": 0.0, **summary}
+    return {"status": status}
+
+
+def test_plan_is_every_pair_per_repeat_with_stable_names() -> None:
+    planned = campaigns.plan("cmp", SPEC)
+    assert len(planned) == 12
+    assert [p.name for p in planned[:3]] == ["cmp-0000", "cmp-0001", "cmp-0002"]
+    assert {(p.scenario, campaigns.agent_label(p.agent)) for p in planned[:6]} == {
+        (s, a) for s in "ab" for a in ("reference", "reference:alt", "null")}
+    assert {p.repeat for p in planned[:6]} == {0}
+    assert planned == campaigns.plan("cmp", SPEC)
+    long = campaigns.plan("x" * 80, SPEC)
+    assert all(len(p.name) <= 63 for p in long) and len({p.name for p in long}) == 12
+
+
+def test_runs_start_in_order_up_to_the_parallel_limit() -> None:
+    planned = campaigns.plan("cmp", SPEC)
+    assert [p.name for p in campaigns.to_start(planned, {}, 3)] == [
+        "cmp-0000", "cmp-0001", "cmp-0002"]
+    existing = {"cmp-0000": run("Succeeded"), "cmp-0001": run("Running"),
+                "cmp-0002": run(None)}
+    assert [p.name for p in campaigns.to_start(planned, existing, 3)] == ["cmp-0003"]
+    assert campaigns.to_start(planned, existing, 2) == []
+
+
+def test_tally_scores_per_agent_and_keeps_infra_errors_apart() -> None:
+    planned = campaigns.plan("cmp", SPEC)
+    existing = {
+        "cmp-0000": run("Succeeded", outcomePass=True, diagnosisPass=True, safePass=True,
+                        costUsd=0.25),
+        "cmp-0003": run("Succeeded", outcomePass=True, costUsd=0.5),
+        "cmp-0001": run("InfraError"),
+        "cmp-0002": run("Running"),
+    }
+    status = campaigns.tally(planned, existing)
+    assert (status.phase, status.runs, status.finished) == ("Running", 12, 3)
+    by_agent = {t.agent: t for t in status.agents}
+    ref = by_agent["reference"]
+    assert (ref.runs, ref.finished, ref.scored, ref.outcome_pass, ref.safe_pass) == (4, 2, 2, 2, 1)
+    assert ref.safe_pass_rate == 0.5 and ref.cost_usd == 0.75
+    alt = by_agent["reference:alt"]
+    assert (alt.finished, alt.infra_errors, alt.scored, alt.safe_pass_rate) == (1, 1, 0, None)
+    done = {p.name: run("Succeeded", safePass=True) for p in planned}
+    assert campaigns.tally(planned, done).phase == "Succeeded"
