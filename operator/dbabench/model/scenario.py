@@ -92,7 +92,9 @@ class JobStep(Model):
     statements: list[str] = Field(min_length=1,
                                   description="run in one transaction, in order")
     interval_seconds: float = Field(default=2.0, gt=0, description="pause between runs")
-    statement_timeout_ms: int = Field(default=0, ge=0, description="0: none")
+    statement_timeout_ms: int = Field(
+        default=0, ge=0,
+        description="0: the job's session keeps the server's, database's and role's setting")
     role: str | None = Field(
         default=None, pattern=r"^[a-z_][a-z0-9_]*$",
         description="login role of the job's session (created by the fault; given the"

@@ -122,32 +122,36 @@ async def prove(selected: list[tuple[Path, Scenario]], *, jobs: int, runs_root: 
     reference runs also measure the scenario's difficulty."""
     started_at, started = datetime.now(timezone.utc), time.monotonic()
     throttle = Throttle(jobs, max_pressure=max_pressure)
-    goldens: dict[str, asyncio.Task[object]] = {}
+    by_name = {scenario.name: (path, scenario) for path, scenario in selected}
 
-    async def golden(path: Path, scenario: Scenario) -> None:
-        # built once per scenario, before its runs, so they do not all wait on its lock
+    async def golden(scenario: Scenario) -> None:
         async with throttle.slot():
             await asyncio.to_thread(prepare_golden, scenario, runs_root / scenario.name)
 
-    async def one(run: ProofRun, path: Path, scenario: Scenario) -> ProofCheck:
-        if scenario.name not in goldens:
-            goldens[scenario.name] = asyncio.ensure_future(golden(path, scenario))
-        try:
-            await goldens[scenario.name]
-        except Exception as e:
+    # every golden first, so that the runs below take their slots in the order given
+    built = await asyncio.gather(*(golden(s) for _, s in by_name.values()),
+                                 return_exceptions=True)
+    unbuilt = {name: e for name, e in zip(by_name, built) if isinstance(e, BaseException)}
+    for e in unbuilt.values():
+        if not isinstance(e, Exception):
+            raise e  # cancellation and interrupts end the battery
+
+    async def one(run: ProofRun) -> ProofCheck:
+        path, scenario = by_name[run.scenario]
+        if run.scenario in unbuilt:
             # a fault program that cannot be built fails every check of its scenario
+            e = unbuilt[run.scenario]
             return ProofCheck(run=run, passed=False, admitted=False, wall_seconds=0.0,
                               detail=f"golden snapshot not built: {type(e).__name__}: {e}")
         async with throttle.slot():
             return await _prove_run(run, path, scenario, runs_root, progress)
 
-    by_name = {scenario.name: (path, scenario) for path, scenario in selected}
     plans = {name: planner(scenario) for name, (_, scenario) in by_name.items()}
     # round robin over scenarios: runs side by side belong to different scenarios, so one
     # scenario's CPU-hungry fault is not running in every slot at once
     order = [runs[i] for i in range(max(map(len, plans.values()), default=0))
              for runs in plans.values() if i < len(runs)]
-    checks = await asyncio.gather(*(one(run, *by_name[run.scenario]) for run in order))
+    checks = await asyncio.gather(*(one(run) for run in order))
     proofs = [ScenarioProof.of(name, path, [c for c in checks if c.run.scenario == name])
               for name, (path, _) in by_name.items()]
     return ProveSummary(started_at=started_at, jobs=jobs, scenarios=proofs,

@@ -189,9 +189,12 @@ async def run_workload(config: WorkloadConfig, stop: asyncio.Event) -> None:
     for job in config.jobs:
         dsn = config.dsn if job.role is None else make_conninfo(config.dsn, user=job.role)
         for i in range(job.sessions):
+            # no option at 0: the job inherits what the server, database and role set
+            options = (f"-c statement_timeout={job.statement_timeout_ms}"
+                       if job.statement_timeout_ms else "")
             client = Client(dsn=dsn, service=job.name, log=log, metrics=metrics,
-                            options=f"-c statement_timeout={job.statement_timeout_ms}",
-                            lifetime=lifetime, application_name=job.application_name)
+                            options=options, lifetime=lifetime,
+                            application_name=job.application_name)
             clients.append(client)
             tasks.append(asyncio.create_task(scheduled_job(client, job),
                                              name=f"job-{job.name}-{i}"))
