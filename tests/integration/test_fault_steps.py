@@ -20,7 +20,8 @@ def _name() -> str:
     return "t_" + secrets.token_hex(4)
 
 
-def test_expected_error_is_the_fault_and_its_absence_is_an_error(postgres: PostgresInstance) -> None:
+def test_expected_error_is_the_fault_and_its_absence_is_an_error(
+        postgres: PostgresInstance) -> None:
     table = _name()
     apply_steps(postgres, [
         SqlStep(action="sql", sql=f"CREATE TABLE {table}(k int)"),

@@ -15,7 +15,8 @@ SHIPPED = sorted(scenarios_root().rglob("*.yaml"))
 
 def base_doc() -> dict:
     # the tests below edit fields this scenario has (an estimate check, a runtime job)
-    return yaml.safe_load((scenarios_root() / "composite" / "stale-stats-lock-chain.yaml").read_text())
+    path = scenarios_root() / "composite" / "stale-stats-lock-chain.yaml"
+    return yaml.safe_load(path.read_text())
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
