@@ -10,6 +10,8 @@ with ``"times": N`` is served N times; after the last step the last one repeats)
     {"status": 429, "headers": {"retry-after": "0"}, "body": {...}}   # any status and body
     {"raw": "not json"}                                                # a 200 that is not JSON
 
+Any step may add ``"delay": SECONDS`` before it is answered (a slow server).
+
 Every request body is appended to REQUESTS.jsonl; the bound port is written to PORT_FILE once
 the server listens. It stops on SIGTERM.
 """
@@ -57,6 +59,7 @@ async def main(script_path: Path, port_file: Path, requests_log: Path) -> None:
                                   "body": body}) + "\n")
         step = steps[min(served, len(steps) - 1)]
         served += 1
+        await asyncio.sleep(step.get("delay", 0))
         if "raw" in step:
             return web.Response(text=step["raw"], content_type="text/plain")
         if "status" in step:

@@ -209,6 +209,14 @@ async def test_budget_exhausted(gate: ToolGate, tmp_path: Path, config: dict[str
     assert why in failure.message
 
 
+async def test_a_model_call_cut_by_the_wall_clock_is_the_budget_not_the_endpoint(
+        gate: ToolGate, tmp_path: Path) -> None:
+    slow = {**call("execute_sql", sql="SELECT 1"), "delay": 5}
+    _, failure = await work([slow], gate, tmp_path, max_seconds=1)
+    assert failure is not None and failure.failure == "budget-exhausted"
+    assert "ran out during a model call" in failure.message
+
+
 async def test_the_scenario_cost_budget_binds_every_model_agent(gate: ToolGate,
                                                                 tmp_path: Path) -> None:
     task = TASK.model_copy(update={"max_cost_usd": 0.0002})
@@ -398,15 +406,23 @@ def llama_server(model_dir: Path) -> Iterator[str]:
 @pytest.mark.local_model
 @pytest.mark.skipif("DBABENCH_LOCAL_MODEL_DIR" not in os.environ,
                     reason="opt-in: make test-local-model (builds llama.cpp once, ~13 min)")
-async def test_react_against_a_real_small_model(gate: ToolGate, tmp_path: Path) -> None:
+async def test_react_against_a_real_small_model(postgres: PostgresInstance,
+                                                tmp_path: Path) -> None:
     """The exchange with a server nobody here wrote: our requests are accepted, its tool calls
     and usage are read; what the 135M model decides is not judged."""
+    task = TASK.model_copy(update={"timeout_seconds": 1200})
+    gate = ToolGate(tool_context(postgres, tmp_path), TraceWriter(tmp_path / "trace.jsonl"),
+                    Budget(max_steps=task.max_steps, timeout_seconds=task.timeout_seconds))
     with llama_server(Path(os.environ["DBABENCH_LOCAL_MODEL_DIR"])) as url:
-        react = ReactAgent(ModelAgentConfig(model="self:smollm2-135m", max_model_calls=6,
-                                            chat={"max_reply_tokens": 256}),
-                           env={"DBABENCH_SELFHOSTED_BASE_URL": url})
+        # each call reads ~1,900 prompt tokens, mostly tool schemas: 154 s measured on this
+        # 2-core machine at load 5; so two calls, and no retries to hide a slow server
+        react = ReactAgent(ModelAgentConfig(
+            model="self:smollm2-135m", max_model_calls=2,
+            chat={"max_reply_tokens": 128, "request_timeout_seconds": 600,
+                  "rate_limit_wait_seconds": 0}),
+            env={"DBABENCH_SELFHOSTED_BASE_URL": url})
         try:
-            await react.run(TASK, gate)
+            await react.run(task, gate)
             failure = None
         except AgentFailure as e:
             failure = e

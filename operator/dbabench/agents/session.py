@@ -150,6 +150,10 @@ class ModelSession:
             reply = await self.chat.complete(
                 messages, tools, timeout=min(left, self.config.chat.request_timeout_seconds))
         except ApiError as e:
+            if time.monotonic() >= self.deadline:
+                # the request was cut by our own clock, not failed by the endpoint
+                raise AgentFailure("budget-exhausted", "the agent's wall-clock budget ran out"
+                                   f" during a model call ({e})") from e
             raise AgentFailure("api-error", str(e)) from e
         self.calls += 1
         self.cost_usd += cost_usd(self.price, reply.usage)
