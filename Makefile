@@ -77,9 +77,9 @@ IMAGE  ?= dbabench:0.1.0
 images:
 	$(ENGINE) build -f agent-images/Containerfile -t $(IMAGE) .
 
+# kind + csi-driver-host-path + the snapshot controller, for executor: pods (needs internet).
 kind-cluster: images
-	kind create cluster --name dbabench
-	kind load docker-image $(IMAGE) --name dbabench
+	scripts/kind-cluster.sh $(IMAGE)
 
 clean:
 	rm -rf $(VENV) .dbabench build *.egg-info

@@ -75,9 +75,12 @@ class PlayedPod:
 
 
 class Player:
-    def __init__(self, kubeconfig: Path, root: Path) -> None:
+    def __init__(self, kubeconfig: Path, root: Path,
+                 images: dict[str, list[str]] | None = None) -> None:
         self.kubeconfig = kubeconfig
         self.root = root
+        self.images = images or {}
+        """image -> the entrypoint it would run, for containers that are not dbabench's"""
         api = config.new_client_from_config(str(kubeconfig))
         self.core = client.CoreV1Api(api)
         self.custom = client.CustomObjectsApi(api)
@@ -86,6 +89,8 @@ class Player:
         self.server = api.configuration.host
         self.ca = api.configuration.ssl_ca_cert
         self.pods: dict[str, PlayedPod] = {}
+        self.processes: list[subprocess.Popen[bytes]] = []
+        """every process this node started, reaped at the end whatever became of its pod"""
         self.started: dict[str, str] = {}
         """uid -> name of every pod this node ever started"""
         self.service_ports: dict[tuple[str, str, int], int] = {}
@@ -110,6 +115,10 @@ class Player:
         self._thread.join(timeout=60)
         for pod in list(self.pods.values()):
             self._kill(pod)
+        for proc in self.processes:
+            if proc.poll() is None:
+                stop_pid(proc.pid, timeout=30)
+                proc.wait()
 
     def _loop(self) -> None:
         beat = 0.0
@@ -357,11 +366,12 @@ class Player:
     def _run(self, pod: Any, played: PlayedPod, spec: Any, *, sidecar: bool) -> Container:
         mounts = {m.mount_path: played.volumes[m.name] for m in spec.volume_mounts or []
                   if m.name in played.volumes}
-        argv = [*(spec.command or []), *(spec.args or [])]
-        if not argv or argv[0] != "dbabench":
+        argv = [*(spec.command or self.images.get(spec.image, [])), *(spec.args or [])]
+        if argv and argv[0] == "dbabench":
+            argv[0] = str(BIN / "dbabench")
+        elif spec.image not in self.images:
             raise RuntimeError(f"{played.name}/{spec.name}: the player runs dbabench's own"
-                               f" entrypoints only, not {argv[:1]}")
-        argv[0] = str(BIN / "dbabench")
+                               f" entrypoints and the images it was given, not {spec.image}")
         env = self._env(pod, played, spec, mounts)
         log = (self.root / "logs")
         log.mkdir(exist_ok=True)
@@ -369,6 +379,7 @@ class Player:
             proc = subprocess.Popen(argv, env=env, cwd=played.root, stdout=out,
                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                     start_new_session=True)
+        self.processes.append(proc)
         probe = spec.startup_probe or spec.readiness_probe
         port = (played.ports[int(probe.tcp_socket.port)]
                 if probe is not None and probe.tcp_socket is not None else None)

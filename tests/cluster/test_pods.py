@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sys
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -32,6 +33,10 @@ if TYPE_CHECKING:
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
+REPO = Path(__file__).resolve().parents[2]
+# agent-images/external-agent.Containerfile: examples/external_agent.py as its entrypoint
+EXTERNAL_IMAGE = "dbabench-external-agent:0.1.0"
+
 SNAPSHOTTER = "github.com/kubernetes-csi/external-snapshotter/client/v8@v8.4.0"
 def snapshot_crds() -> Path:
     """The VolumeSnapshot CRDs as external-snapshotter releases them, from the Go module proxy."""
@@ -50,7 +55,8 @@ def player(control_plane: ControlPlane, crds: None, scratch_root: Path) -> Itera
                               str(crd_dir / f"snapshot.storage.k8s.io_{kind}.yaml"))
         control_plane.kubectl("wait", "--for=condition=Established", "--timeout=30s",
                               f"crd/{kind}.snapshot.storage.k8s.io")
-    node = Player(control_plane.kubeconfig, scratch_root / "player")
+    node = Player(control_plane.kubeconfig, scratch_root / "player", images={
+        EXTERNAL_IMAGE: [sys.executable, str(REPO / "examples" / "external_agent.py")]})
     node.start()
     try:
         yield node
@@ -134,6 +140,20 @@ def test_agentrun_runs_as_pods_and_is_graded(control_plane: ControlPlane, player
             return not left
 
         eventually(cleaned, "run objects deleted", timeout=120)
+
+        # Any agent image: it gets the tool URL, its token and the task file, nothing else.
+        apply(control_plane, namespace, {
+            "apiVersion": "dbabench.io/v1alpha1", "kind": "AgentRun", "metadata": {"name": "ext"},
+            "spec": {"scenario": "stale-stats-lock-chain",
+                     "agent": {"kind": "external", "image": EXTERNAL_IMAGE}}})
+        eventually(lambda: phase_of(control_plane, "agentrun", "ext", namespace) in (
+            "Succeeded", "Failed", "InfraError"), "external agent graded", timeout=600,
+            interval=2)
+        status = get(control_plane, "agentrun", "ext", namespace)["status"]
+        result = get(control_plane, "evaluation", "ext", namespace)["spec"]["result"]
+        assert status["phase"] == "Succeeded" and status["summary"]["safePass"] is True, (
+            json.dumps(result, indent=1))
+        assert result["agent"] == "external" and result["efficiency"]["toolCalls"] >= 4
     finally:
         operator.stop()
         control_plane.run("helm", "uninstall", RELEASE, "--namespace", namespace, check=False)

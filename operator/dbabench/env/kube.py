@@ -43,6 +43,8 @@ PORTS = {"postgres": 5432, "control": 8008, "exporter": 9187, "prometheus": 9090
 PG_HOME = "/var/lib/dbabench/pg"
 SCENARIO_FILE = "/etc/dbabench/scenario.yaml"
 WORK_DIR = "/var/run/dbabench"
+TASK_DIR = "/var/run/dbabench-task"
+TASK_FILE = f"{TASK_DIR}/task.json"
 
 
 class KubeSettings(Model):
@@ -276,26 +278,30 @@ def run_objects(run: str, namespace: str, snapshot: str, manifest: str,
     sidecar = _container("tools", settings, ["tools"], [
         *harness, _env("DBABENCH_ADDR_PROMETHEUS", addr(f"{run}-postgres", namespace, "prometheus")),
         _env("DBABENCH_ADDR_CONTROL", addr(f"{run}-postgres", namespace, "control")),
-        _secret_env("DBABENCH_TOOLS_TOKEN", tools, "token"),
+        _secret_env("DBABENCH_TOOLS_TOKEN", tools, "token"), _env("DBABENCH_TASK_FILE", TASK_FILE),
         *_result_env(f"{run}-trace", owner)],
-        ports=("tools",), mounts=(scenario_mount, ("work", WORK_DIR)))
+        ports=("tools",), mounts=(scenario_mount, ("work", WORK_DIR), ("task", TASK_DIR)))
     # A native sidecar: started before the agent (once its startup probe passes: it serves),
     # stopped after it, and so handing over the trace.
     sidecar["restartPolicy"] = "Always"
     sidecar["startupProbe"] = {"tcpSocket": {"port": PORTS["tools"]}, "periodSeconds": 1,
                                "failureThreshold": 300}
+    # What every agent gets (the external-agent contract): URL, token, task file. No more.
     agent_env = [_env("DBABENCH_TOOLS_URL", f"http://127.0.0.1:{PORTS['tools']}"),
-                 _secret_env("DBABENCH_TOOLS_TOKEN", tools, "token")]
-    agent_mounts = (scenario_mount,) if agent.sees_scenario else ()
+                 _secret_env("DBABENCH_TOOLS_TOKEN", tools, "token"),
+                 _env("DBABENCH_TASK_FILE", TASK_FILE)]
+    agent_mounts = (("task", TASK_DIR), scenario_mount) if agent.sees_scenario else (
+        ("task", TASK_DIR),)
     if agent.image is None:
         main = _container("agent", settings, agent.command,
                           [*agent_env, _env("DBABENCH_SCENARIO_FILE", SCENARIO_FILE)]
                           if agent.sees_scenario else agent_env, mounts=agent_mounts)
     else:
-        main = {"name": "agent", "image": agent.image, "env": agent_env}
+        main = {"name": "agent", "image": agent.image, "env": agent_env,
+                "volumeMounts": [{"name": "task", "mountPath": TASK_DIR, "readOnly": True}]}
     agent_pod = _pod(f"{run}-agent", run, "agent", owner, settings, [main],
-                     [scenario_volume, _work_volume()], initContainers=[sidecar],
-                     serviceAccountName="dbabench-run")
+                     [scenario_volume, _work_volume(), {"name": "task", "emptyDir": {}}],
+                     initContainers=[sidecar], serviceAccountName="dbabench-run")
     # The token reaches the sidecar only: a projected volume in its container, not the pod's.
     agent_pod["spec"]["volumes"].append(
         {"name": "api-token", "projected": {"sources": [

@@ -281,6 +281,7 @@ async def tools() -> None:
         gate = ToolGate(ctx, TraceWriter(_work_dir() / "trace.jsonl"),
                         Budget(max_steps=budget.max_steps, timeout_seconds=budget.timeout_seconds))
         task = AgentTask.of(scenario, list(TOOL_NAMES))
+        Path(_var("DBABENCH_TASK_FILE")).write_text(task.model_dump_json(indent=1))
         started = time.monotonic()
         async with serve(gate, task, _var("DBABENCH_TOOLS_TOKEN"), "0.0.0.0", _port("tools")):
             # The agent's end stops this sidecar (a native sidecar outlives its main container
