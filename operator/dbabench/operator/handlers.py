@@ -99,6 +99,17 @@ async def cleanup(memo: kopf.Memo, **_: Any) -> None:
     memo.metrics.stop()
 
 
+async def _invalid_spec(api: KubeApi, namespace: str, plural: str, name: str,
+                        error: ValidationError, generation: int | None,
+                        conditions: list[dict[str, Any]], condition: str) -> None:
+    """Failed, with every bad field path in the condition's message."""
+    message = format_validation_error(f"{plural[:-1].capitalize()} {namespace}/{name}", error)
+    await api.patch_status(namespace, plural, name, {
+        "phase": "Failed", "phaseReason": "invalid spec", "observedGeneration": generation,
+        "conditions": st.set_condition(conditions, condition, False, "InvalidSpec", message,
+                                       generation=generation)})
+
+
 def _manifest(scenario: Scenario) -> str:
     return yaml.safe_dump(scenario.model_dump(mode="json", by_alias=True, exclude_none=True),
                           sort_keys=False)
@@ -121,11 +132,8 @@ async def reconcile_scenario(body: kopf.Body, name: str, namespace: str, memo: k
     try:
         scenario = _scenario(body)
     except ValidationError as e:
-        message = format_validation_error(f"Scenario {namespace}/{name}", e)
-        await memo.api.patch_status(namespace, "scenarios", name, {
-            "phase": "Failed", "phaseReason": "invalid spec", "observedGeneration": generation,
-            "conditions": st.set_condition(conditions, "Valid", False, "InvalidSpec", message,
-                                           generation=generation)})
+        await _invalid_spec(memo.api, namespace, "scenarios", name, e, generation, conditions,
+                            "Valid")
         return
     conditions = st.set_condition(conditions, "Valid", True, "Validated", generation=generation)
     await memo.api.patch_status(namespace, "scenarios", name, {
@@ -276,11 +284,8 @@ async def drive_campaign(body: kopf.Body, spec: kopf.Spec, name: str, namespace:
     try:
         campaign = CampaignSpec.model_validate(dict(spec))
     except ValidationError as e:
-        message = format_validation_error(f"Campaign {namespace}/{name}", e)
-        await memo.api.patch_status(namespace, "campaigns", name, {
-            "phase": "Failed", "phaseReason": "invalid spec", "observedGeneration": generation,
-            "conditions": st.set_condition(conditions, "Ready", False, "InvalidSpec", message,
-                                           generation=generation)})
+        await _invalid_spec(memo.api, namespace, "campaigns", name, e, generation, conditions,
+                            "Ready")
         return
     planned = campaigns.plan(name, campaign)
     owner = owner_reference(dict(body))
