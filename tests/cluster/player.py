@@ -163,7 +163,12 @@ class Player:
                 continue
             source = pvc.spec.data_source
             path = self.root / f"pv-{pvc.metadata.uid}"
-            if source is not None:
+            if source is not None and source.kind == "PersistentVolumeClaim":
+                golden = self.core.read_namespaced_persistent_volume_claim(
+                    source.name, pvc.metadata.namespace)
+                if not path.exists():
+                    self._copy(self.root / f"pv-{golden.metadata.uid}", path)
+            elif source is not None:
                 snap = self.custom.get_namespaced_custom_object(
                     *SNAPSHOT[:2], pvc.metadata.namespace, SNAPSHOT[2], source.name)
                 if not (snap.get("status") or {}).get("readyToUse"):

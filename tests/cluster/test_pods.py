@@ -10,6 +10,7 @@ means the whole operator -> pods -> sidecar -> evaluator path worked on a real P
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -18,10 +19,9 @@ import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
-import yaml
 
 from player import NODE_LABEL, STORAGE_CLASS, TOLERATION, Player
 from test_chart import CHART, RELEASE, token_kubeconfig
@@ -65,37 +65,56 @@ def player(control_plane: ControlPlane, crds: None, scratch_root: Path) -> Itera
         assert not node.errors, "\n".join(node.errors[-3:])
 
 
-def test_agentrun_runs_as_pods_and_is_graded(control_plane: ControlPlane, player: Player,
-                                             scratch_root: Path) -> None:
+@contextlib.contextmanager
+def chart_operator(plane: ControlPlane, player: Player, scratch_root: Path,
+                   *sets: str) -> Iterator[tuple[str, Operator]]:
+    """A fresh namespace with the chart installed for the pods executor, and the operator
+    running with that chart's ServiceAccount token and the settings it renders: the
+    permissions are proven sufficient by the runs themselves."""
     namespace = f"pods-{uuid.uuid4().hex[:8]}"
-    control_plane.kubectl("create", "namespace", namespace)
-    # The chart's RBAC, and the operator with its ServiceAccount's token and the configuration
-    # the chart renders: the permissions are proven sufficient by the run itself.
-    control_plane.run("helm", "install", RELEASE, str(CHART), "--namespace", namespace,
-                      "--skip-crds", "--set", f"watchNamespaces={{{namespace}}}",
-                      "--set", "executor=pods", "--set", f"pods.storageClass={STORAGE_CLASS}",
-                      "--set-json", f"pods.nodeSelector={json.dumps(NODE_LABEL)}",
-                      "--set-json", f"pods.tolerations={json.dumps([TOLERATION])}",
-                      timeout=120)
-    dep = json.loads(control_plane.kubectl("get", "deployment", f"{RELEASE}-dbabench-operator",
-                                           "-n", namespace, "-o", "json").stdout)
+    plane.kubectl("create", "namespace", namespace)
+    plane.run("helm", "install", RELEASE, str(CHART), "--namespace", namespace, "--skip-crds",
+              "--set", f"watchNamespaces={{{namespace}}}", "--set", "executor=pods",
+              "--set", f"pods.storageClass={STORAGE_CLASS}",
+              "--set-json", f"pods.nodeSelector={json.dumps(NODE_LABEL)}",
+              "--set-json", f"pods.tolerations={json.dumps([TOLERATION])}",
+              *(a for s in sets for a in ("--set", s)), timeout=120)
+    dep = json.loads(plane.kubectl("get", "deployment", f"{RELEASE}-dbabench-operator",
+                                   "-n", namespace, "-o", "json").stdout)
     env = {e["name"]: e["value"] for e in dep["spec"]["template"]["spec"]["containers"][0]["env"]
            if e["name"] in ("DBABENCH_OPERATOR_EXECUTOR", "DBABENCH_OPERATOR_KUBE")}
     runs = scratch_root / f"operator-{uuid.uuid4().hex[:6]}"
     runs.mkdir()
-    kubeconfig = token_kubeconfig(control_plane, namespace, runs / "kubeconfig",
+    kubeconfig = token_kubeconfig(plane, namespace, runs / "kubeconfig",
                                   sa=f"{RELEASE}-dbabench-operator")
-    operator = Operator(control_plane, runs, {**env, "KUBECONFIG": str(kubeconfig)},
+    operator = Operator(plane, runs, {**env, "KUBECONFIG": str(kubeconfig)},
                         ("--namespace", namespace))
     operator.start()
     try:
-        control_plane.kubectl("apply", "-n", namespace, "-f", str(SCENARIO_FILE))
-        eventually(lambda: phase_of(control_plane, "scenario", "stale-stats-lock-chain",
-                                    namespace) in ("Ready", "Failed"), "golden snapshot",
-                   timeout=400)
-        status = get(control_plane, "scenario", "stale-stats-lock-chain", namespace)["status"]
-        assert status["phase"] == "Ready", status
-        snapshot = status["snapshot"]
+        yield namespace, operator
+    finally:
+        operator.stop()
+        plane.run("helm", "uninstall", RELEASE, "--namespace", namespace, check=False)
+        print(operator.log.read_text(errors="replace")[-20000:])
+        print("player errors:", *player.errors[-3:], sep="\n")
+        logs = player.root / "logs"
+        for path in sorted(logs.glob(f"{namespace}_*.log")) if logs.exists() else []:
+            print(f"--- {path.name}\n{path.read_text(errors='replace')[-3000:]}")
+
+
+def wait_ready(plane: ControlPlane, namespace: str) -> dict[str, Any]:
+    plane.kubectl("apply", "-n", namespace, "-f", str(SCENARIO_FILE))
+    eventually(lambda: phase_of(plane, "scenario", "stale-stats-lock-chain", namespace) in (
+        "Ready", "Failed"), "golden volume", timeout=400)
+    status: dict[str, Any] = get(plane, "scenario", "stale-stats-lock-chain", namespace)["status"]
+    assert status["phase"] == "Ready", status
+    return status
+
+
+def test_agentrun_runs_as_pods_and_is_graded(control_plane: ControlPlane, player: Player,
+                                             scratch_root: Path) -> None:
+    with chart_operator(control_plane, player, scratch_root) as (namespace, operator):
+        snapshot = wait_ready(control_plane, namespace)["snapshot"]
         assert snapshot["method"] == "volume-snapshot" and snapshot["sizeBytes"] > 10 << 20
         snap = get(control_plane, "volumesnapshot", snapshot["name"], namespace)
         assert snap["status"]["readyToUse"] is True
@@ -154,11 +173,25 @@ def test_agentrun_runs_as_pods_and_is_graded(control_plane: ControlPlane, player
         assert status["phase"] == "Succeeded" and status["summary"]["safePass"] is True, (
             json.dumps(result, indent=1))
         assert result["agent"] == "external" and result["efficiency"]["toolCalls"] >= 4
-    finally:
-        operator.stop()
-        control_plane.run("helm", "uninstall", RELEASE, "--namespace", namespace, check=False)
-        print(operator.log.read_text(errors="replace")[-20000:])
-        print("player errors:", *player.errors[-3:], sep="\n")
-        logs = player.root / "logs"
-        for path in sorted(logs.glob(f"{namespace}_*.log")) if logs.exists() else []:
-            print(f"--- {path.name}\n{path.read_text(errors='replace')[-3000:]}")
+
+
+def test_without_snapshots_runs_restore_by_cloning_the_golden_pvc(
+        control_plane: ControlPlane, player: Player, scratch_root: Path) -> None:
+    with chart_operator(control_plane, player, scratch_root, "pods.cloneFrom=pvc") as (
+            namespace, _):
+        snapshot = wait_ready(control_plane, namespace)["snapshot"]
+        assert snapshot["method"] == "pvc-clone" and snapshot["ready"] is True
+        assert get(control_plane, "pvc", snapshot["name"], namespace) is not None
+        assert not json.loads(control_plane.kubectl(
+            "get", "volumesnapshots", "-n", namespace, "-o", "json").stdout)["items"]
+        apply(control_plane, namespace, agentrun("nil", "stale-stats-lock-chain", "null"))
+        claim = eventually(lambda: get(control_plane, "pvc", "nil-data", namespace),
+                           "the run's volume", timeout=120)
+        source = claim["spec"]["dataSource"]
+        assert (source["kind"], source["name"]) == ("PersistentVolumeClaim", snapshot["name"])
+        eventually(lambda: phase_of(control_plane, "agentrun", "nil", namespace) in (
+            "Succeeded", "Failed", "InfraError"), "null run graded", timeout=600, interval=2)
+        status = get(control_plane, "agentrun", "nil", namespace)["status"]
+        # restored, manifested and scored: the null agent fixes nothing
+        assert status["phase"] == "Succeeded", status
+        assert status["summary"]["outcomePass"] is False

@@ -19,7 +19,7 @@ app.kubernetes.io/component: operator
 {{- end -}}
 {{- /* The pods executor's settings (env.kube.KubeSettings), as JSON. */ -}}
 {{- define "dbabench.podsSettings" -}}
-{{- $s := dict "image" (include "dbabench.image" .) "volumeSize" .Values.pods.volumeSize "nodeSelector" .Values.pods.nodeSelector "tolerations" .Values.pods.tolerations -}}
+{{- $s := dict "image" (include "dbabench.image" .) "cloneFrom" .Values.pods.cloneFrom "volumeSize" .Values.pods.volumeSize "nodeSelector" .Values.pods.nodeSelector "tolerations" .Values.pods.tolerations -}}
 {{- with .Values.pods.storageClass }}{{ $_ := set $s "storageClass" . }}{{ end -}}
 {{- with .Values.pods.snapshotClass }}{{ $_ := set $s "snapshotClass" . }}{{ end -}}
 {{- with .Values.pods.modelGatewayCidr }}{{ $_ := set $s "modelGatewayCidr" . }}{{ end -}}

@@ -28,7 +28,7 @@ import base64
 import gzip
 import json
 import os
-from typing import Any
+from typing import Any, Literal
 
 from dbabench.model.base import Model
 
@@ -51,6 +51,9 @@ class KubeSettings(Model):
     """What the cluster offers a run: the operator's configuration of the pods executor."""
 
     image: str = "dbabench:0.1.0"
+    clone_from: Literal["snapshot", "pvc"] = "snapshot"
+    """snapshot: a CSI VolumeSnapshot of the golden volume; pvc: where the cluster has no
+    snapshot class, each run's volume is a CSI clone of the golden PVC itself."""
     storage_class: str | None = None
     snapshot_class: str | None = None
     volume_size: str = "4Gi"
@@ -162,14 +165,17 @@ def _result_env(configmap: str, owner: dict[str, Any] | None) -> list[dict[str, 
 
 
 def _pvc(name: str, run: str, component: str, owner: dict[str, Any] | None,
-         settings: KubeSettings, snapshot: str | None, label: str = RUN_LABEL) -> dict[str, Any]:
+         settings: KubeSettings, source: str | None, label: str = RUN_LABEL) -> dict[str, Any]:
+    """A volume; ``source`` names the golden to restore it from (a snapshot or a PVC)."""
     spec: dict[str, Any] = {"accessModes": ["ReadWriteOnce"],
                             "resources": {"requests": {"storage": settings.volume_size}}}
     if settings.storage_class:
         spec["storageClassName"] = settings.storage_class
-    if snapshot is not None:
-        spec["dataSource"] = {"apiGroup": "snapshot.storage.k8s.io", "kind": "VolumeSnapshot",
-                              "name": snapshot}
+    if source is not None:
+        spec["dataSource"] = (
+            {"apiGroup": "snapshot.storage.k8s.io", "kind": "VolumeSnapshot", "name": source}
+            if settings.clone_from == "snapshot" else
+            {"kind": "PersistentVolumeClaim", "name": source})
     return {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
             "metadata": _meta(name, run, component, owner, label), "spec": spec}
 

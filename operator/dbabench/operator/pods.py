@@ -103,6 +103,13 @@ class PodsExecutor:
             return True if status.get("succeeded") else None
 
         await _until(f"the golden build Job {name}", self.phase_timeout, built)
+        if self.settings.clone_from == "pvc":
+            claim = await self.api.read(namespace, "v1", "PersistentVolumeClaim", name) or {}
+            job = await self.api.read(namespace, "batch/v1", "Job", name) or {}
+            return {"name": name, "ready": True, "method": "pvc-clone",
+                    "sizeBytes": _quantity(((claim.get("status") or {}).get("capacity") or {})
+                                           .get("storage")),
+                    "builtAt": (job.get("status") or {}).get("completionTime")}
         await self.api.ensure(namespace, kube.golden_snapshot(key, self.settings, owner))
 
         async def ready() -> dict[str, Any] | None:
