@@ -19,7 +19,7 @@ import pytest
 
 from dbabench.env.local import LocalEnvironment
 from dbabench.env.postgres import PostgresInstance
-from dbabench.env.processes import ProcessTable, alive, reap_orphans
+from dbabench.env.processes import ProcessTable, ProcessTableClosed, alive, reap_orphans
 from dbabench.env.snapshot import SnapshotStore, can_mount_xfs, choose_strategy
 
 pytestmark = pytest.mark.integration
@@ -131,6 +131,18 @@ def test_reap_orphans_stops_leftovers_of_a_dead_run(scratch_root: Path) -> None:
     assert not alive(child.pid)
     assert notes and "sleeper" in notes[0]
     assert not (run_dir / "pids.json").exists()
+
+
+def test_a_torn_down_table_starts_nothing_more(tmp_path: Path) -> None:
+    """A thread still starting monitoring while the run is torn down must not leave a
+    server behind: after stop_all, spawn refuses."""
+    procs = ProcessTable(tmp_path)
+    sleeper = procs.spawn("sleeper", ["/bin/sleep", "300"], log=tmp_path / "s.log")
+    procs.stop_all()
+    assert sleeper.poll() is not None
+    with pytest.raises(ProcessTableClosed, match="torn down"):
+        procs.spawn("late", ["/bin/sleep", "300"], log=tmp_path / "late.log")
+    assert not (tmp_path / "late.log").exists()
 
 
 def test_interrupted_run_leaves_nothing_behind(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ import pwd
 import signal
 import socket
 import subprocess
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -111,39 +112,52 @@ def chown_for_postgres(path: Path) -> None:
     os.chown(path, pw.pw_uid, pw.pw_gid)
 
 
+class ProcessTableClosed(RuntimeError):
+    """A spawn after ``stop_all``: a thread still starting something as the run is torn down."""
+
+
 @dataclass
 class ProcessTable:
-    """The children of one run. ``spawn`` records before it returns; ``stop_all`` is idempotent."""
+    """The children of one run. ``spawn`` records before it returns; ``stop_all`` is idempotent
+    and final: what a straggling thread (say, monitoring started beside admission) tries to
+    start after it is refused, so nothing outlives the run."""
 
     run_dir: Path
     records: list[ProcessRecord] = field(default_factory=list)
     _popen: dict[int, subprocess.Popen[bytes]] = field(default_factory=dict)
+    _lock: threading.RLock = field(default_factory=threading.RLock)
+    _closed: bool = False
 
     def spawn(self, name: str, argv: list[str], *, log: Path, env: dict[str, str] | None = None,
               as_postgres: bool = False, cwd: Path | None = None,
               stop_signal: int = signal.SIGTERM) -> subprocess.Popen[bytes]:
         """Start and record a child; ``stop_signal`` is how it is stopped when the run ends
         (or is reaped after a crash), e.g. SIGQUIT for a postmaster whose data is discarded."""
-        out = open(log, "ab")
-        try:
-            proc = subprocess.Popen(
-                argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                env={**os.environ, **(env or {})}, cwd=cwd,
-                user=run_as_user() if as_postgres else None,
-                start_new_session=True,  # Ctrl+C in the terminal must reach us, not the child
-            )
-        finally:
-            out.close()
-        self.records.append(ProcessRecord(pid=proc.pid, name=name, argv0=argv[0],
-                                          started_at=time.time(), stop_signal=int(stop_signal)))
-        self._save()
-        self._popen[proc.pid] = proc
-        return proc
+        with self._lock:
+            if self._closed:
+                raise ProcessTableClosed(f"not starting {name}: the run is being torn down")
+            out = open(log, "ab")
+            try:
+                proc = subprocess.Popen(
+                    argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                    env={**os.environ, **(env or {})}, cwd=cwd,
+                    user=run_as_user() if as_postgres else None,
+                    start_new_session=True,  # Ctrl+C in the terminal must reach us, not the child
+                )
+            finally:
+                out.close()
+            self.records.append(ProcessRecord(pid=proc.pid, name=name, argv0=argv[0],
+                                              started_at=time.time(),
+                                              stop_signal=int(stop_signal)))
+            self._save()
+            self._popen[proc.pid] = proc
+            return proc
 
     def forget(self, pid: int) -> None:
-        self.records = [r for r in self.records if r.pid != pid]
-        self._popen.pop(pid, None)
-        self._save()
+        with self._lock:
+            self.records = [r for r in self.records if r.pid != pid]
+            self._popen.pop(pid, None)
+            self._save()
 
     def stop(self, pid: int, *, sig: int | None = None, timeout: float = 10.0) -> None:
         if sig is None:
@@ -155,9 +169,11 @@ class ProcessTable:
         self.forget(pid)
 
     def stop_all(self) -> None:
-        for record in reversed(list(self.records)):
-            self.stop(record.pid)
-        (self.run_dir / PIDS_FILE).unlink(missing_ok=True)
+        with self._lock:
+            self._closed = True
+            for record in reversed(list(self.records)):
+                self.stop(record.pid)
+            (self.run_dir / PIDS_FILE).unlink(missing_ok=True)
 
     def _save(self) -> None:
         data = PidFile(owner=os.getpid(), processes=self.records)
