@@ -51,19 +51,17 @@ bench-run: deps
 # The self-proof battery (docs/scenarios-authoring.md): SELECT narrows it (a name, category or
 # glob), JOBS sets the runs at once (default: one per core). The whole battery takes about
 # 70 min of runs on 2 cores for 29 scenarios: more than CI's budget beside `make test`, so CI
-# proves one scenario of each domain (the quickest) with prove-ci, and `make prove` is the
-# whole battery, run before a scenario change lands.
-CI_PROVE := transfer-v2-deadlocks two-lock-holders-one-without-pid \
-            duplicate-indexes-on-hot-table orphaned-prepared-transaction-blocker \
-            materialized-cte-view-fence database-timeout-kills-settlement-batch \
+# proves five of them, two at a time (~5 min), with prove-ci, and `make prove` is the whole
+# battery, run before a scenario change lands. Not yet in CI: materialized-cte-view-fence and
+# transfer-v2-deadlocks each failed one run in a clean-clone CI run (timing-sensitive checks).
+CI_PROVE := two-lock-holders-one-without-pid duplicate-indexes-on-hot-table \
+            orphaned-prepared-transaction-blocker database-timeout-kills-settlement-batch \
             preload-library-dropped-by-alter-system
-SELECT ?=
-JOBS ?=
 prove: deps
 	$(BIN)/dbabench scenarios prove $(SELECT) $(if $(JOBS),--jobs $(JOBS))
 
 prove-ci: deps
-	$(BIN)/dbabench scenarios prove $(CI_PROVE) $(if $(JOBS),--jobs $(JOBS))
+	$(BIN)/dbabench scenarios prove $(CI_PROVE) --jobs 2
 
 # Re-measure difficulty (D, C) of SELECT (default: all), then regenerate docs/scenarios.md.
 measure: deps
