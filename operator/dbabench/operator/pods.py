@@ -16,6 +16,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from kubernetes.utils import parse_quantity
+
 from dbabench.env import kube
 from dbabench.env.postgres import BASELINE_SETTINGS, Credentials
 from dbabench.model.admission import Admission
@@ -205,15 +207,6 @@ def _agent_container(spec: AgentRunSpec) -> kube.AgentContainer:
     raise PodsError(f"agent kind {kind.value} has no container in this operator version")
 
 
-_UNITS = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "k": 10**3, "M": 10**6,
-          "G": 10**9, "T": 10**12}
-
-
 def _quantity(text: str | int | None) -> int | None:
-    """A Kubernetes quantity (``restoreSize``) in bytes."""
-    if text is None or isinstance(text, int):
-        return text
-    for suffix, factor in _UNITS.items():
-        if text.endswith(suffix):
-            return int(float(text[:-len(suffix)]) * factor)
-    return int(text)
+    """A Kubernetes quantity (``restoreSize``, a PVC's capacity) in bytes."""
+    return None if text is None else int(parse_quantity(text))
