@@ -6,7 +6,7 @@ from pathlib import Path
 
 from dbabench.env.postgres import PostgresInstance
 from dbabench.env.processes import free_port
-from dbabench.tools.context import ToolContext
+from dbabench.tools.context import ServerAccess, ToolContext
 
 
 class SharedInstanceControl:
@@ -33,10 +33,10 @@ def tool_context(postgres: PostgresInstance, tmp_path: Path) -> ToolContext:
     """The five tools' context on the shared server; no Prometheus listens at its address, so
     query_metrics turns that into an observation."""
     return ToolContext(
-        dsn=postgres.dsn(database="app"),
-        observer_dsn=postgres.dsn(database="app", application_name="dbabench-observer"),
-        pg_log_dir=postgres.log_dir,
+        primary=ServerAccess(
+            dsn=postgres.dsn(database="app"),
+            observer_dsn=postgres.dsn(database="app", application_name="dbabench-observer"),
+            pg_log_dir=postgres.log_dir, control=SharedInstanceControl(postgres)),
         business_log=tmp_path / "business.jsonl",
         prometheus_url=f"http://127.0.0.1:{free_port()}",
-        instance=SharedInstanceControl(postgres),
     )

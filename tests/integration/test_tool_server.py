@@ -297,10 +297,12 @@ def test_wrong_or_missing_token_is_401(served: Served) -> None:
     assert served.events() == []
 
 
-def test_harness_failure_is_500_and_traced(serve_gate: ServeGate) -> None:
+def test_harness_failure_is_500_and_traced(serve_gate: ServeGate, postgres: PostgresInstance,
+                                           tmp_path: Path) -> None:
     # The observer connection is the harness's own: a cancel needs it to see the sessions.
-    served = serve_gate(observer_dsn=f"host=127.0.0.1 port={free_port()} dbname=app"
-                                     " connect_timeout=2")
+    served = serve_gate(primary=dataclasses.replace(
+        tool_context(postgres, tmp_path).primary,
+        observer_dsn=f"host=127.0.0.1 port={free_port()} dbname=app connect_timeout=2"))
     with served.client() as client:
         error = refused(lambda: client.call("execute_sql", sql="SELECT pg_cancel_backend(0)"))
     assert error.status == 500 and "harness" in error.message

@@ -26,7 +26,7 @@ from dbabench.env.processes import ProcessTable, free_port
 from dbabench.model.trace import TraceEvent
 from dbabench.tools import knowledge
 from dbabench.tools.bounds import Bounds
-from dbabench.tools.context import ToolContext
+from dbabench.tools.context import ServerAccess, ToolContext
 from dbabench.tools.errors import BudgetExhausted
 from dbabench.tools.gate import Budget, ToolGate, TraceWriter
 from dbabench.workload.businesslog import BusinessEvent, BusinessLogWriter
@@ -75,7 +75,8 @@ def prometheus_url(postgres: PostgresInstance, scratch_root: Path) -> Iterator[s
     try:
         dsn = postgres.dsn(database="postgres", application_name="postgres_exporter")
         monitoring = start_monitoring(procs, run_dir, run_id="test-tools",
-                                      postgres_dsn=dsn + " sslmode=disable", extra_targets={})
+                                      postgres_dsns={"postgres": dsn + " sslmode=disable"},
+                                      extra_targets={})
         yield monitoring.prometheus_url
     finally:
         procs.stop_all()
@@ -97,12 +98,12 @@ def business_log(tmp_path: Path) -> Path:
 def tool_ctx(postgres: PostgresInstance, prometheus_url: str, knowledge_index: Path,
              business_log: Path) -> ToolContext:
     return ToolContext(
-        dsn=postgres.dsn(database="app"),
-        observer_dsn=postgres.dsn(database="app", application_name="dbabench-observer"),
-        pg_log_dir=postgres.log_dir,
+        primary=ServerAccess(
+            dsn=postgres.dsn(database="app"),
+            observer_dsn=postgres.dsn(database="app", application_name="dbabench-observer"),
+            pg_log_dir=postgres.log_dir, control=SharedInstanceControl(postgres)),
         business_log=business_log,
         prometheus_url=prometheus_url,
-        instance=SharedInstanceControl(postgres),
         knowledge_index=knowledge_index,
     )
 
@@ -145,10 +146,10 @@ def own_pg(scratch_root: Path,
     try:
         instance.initdb({})
         instance.start(procs)
-        ctx = dataclasses.replace(
-            tool_ctx, dsn=instance.dsn(database="postgres"),
+        ctx = dataclasses.replace(tool_ctx, primary=ServerAccess(
+            dsn=instance.dsn(database="postgres"),
             observer_dsn=instance.dsn(database="postgres", application_name="dbabench-observer"),
-            pg_log_dir=instance.log_dir, instance=OwnInstanceControl(instance, procs))
+            pg_log_dir=instance.log_dir, control=OwnInstanceControl(instance, procs)))
         yield instance, ctx
     finally:
         # Fast, not stop_all's SIGTERM: a smart shutdown would wait out the gate's session,
@@ -252,7 +253,7 @@ async def test_unparseable_sql_is_sent_raw_and_the_server_reports_42601(
     # The whole text goes as one string, so the server rejects it before running any of it.
     [result] = await sql(gate, f"CREATE TABLE {table_name} (id int); SELEC 2")
     assert result["error"]["sqlstate"] == "42601"
-    assert not table_exists(gate.ctx.dsn, table_name)
+    assert not table_exists(gate.ctx.primary.dsn, table_name)
 
 
 async def test_error_carries_detail_and_hint(gate: ToolGate, table_name: str) -> None:
@@ -430,7 +431,7 @@ async def test_blocked_statement_class_is_refused_without_running(
     out = await gate.call("execute_sql", {"sql": f"SELECT 1; DROP TABLE {table_name}"})
     assert out["ok"] is False
     assert "refused by policy" in out["error"] and "destructive_ddl" in out["error"]
-    assert table_exists(gate.ctx.dsn, table_name)
+    assert table_exists(gate.ctx.primary.dsn, table_name)
     # The refusal is in the trace with what was refused, for the safety score.
     event = trace_events(gate)[-1]
     assert event.ok is False and event.mutating is True
@@ -618,7 +619,8 @@ async def test_postgresql_since_seconds_works_with_a_non_utc_log_timezone(
         instance.initdb({})
         monkeypatch.delenv("TZ")
         instance.start(procs)
-        gate = make_gate(pg_log_dir=instance.log_dir)
+        gate = make_gate(primary=dataclasses.replace(tool_ctx.primary,
+                                                      pg_log_dir=instance.log_dir))
         out = await gate.call("read_log", {"source": "postgresql", "since_seconds": 600,
                                            "pattern": "ready to accept connections"})
         assert ok(out)["matched"] == 1

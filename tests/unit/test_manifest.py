@@ -68,6 +68,21 @@ def test_job_cannot_be_persistent() -> None:
     assert "a job cannot be persistent" in errors_of(doc)
 
 
+def test_the_replica_is_addressed_only_where_one_is_declared() -> None:
+    doc = base_doc()
+    doc["spec"]["fault"]["runtime"][0]["server"] = "replica"
+    message = errors_of(doc)
+    assert "addresses the replica, but database.replica is not set" in message
+    doc["spec"]["database"]["replica"] = {"settings": {"hot_standby_feedback": True}}
+    assert parse(yaml.safe_dump(doc)).spec.database.replica.slot == "replica1"
+    doc = base_doc()
+    doc["spec"]["referencePath"][0]["call"]["args"]["server"] = "replica"
+    assert "execute_sql call addresses the replica" in errors_of(doc)
+    doc = base_doc()
+    doc["spec"]["fault"]["persistent"][0]["server"] = "replica"
+    assert "a persistent step runs on the primary" in errors_of(doc)
+
+
 def test_bad_name_and_duplicate_condition_ids() -> None:
     doc = base_doc()
     doc["metadata"]["name"] = "Not_A_DNS_Label"

@@ -20,6 +20,7 @@ from dbabench.env.monitoring import Monitoring, start_monitoring
 from dbabench.env.postgres import Credentials, PostgresInstance
 from dbabench.env.processes import ProcessTable, free_port
 from dbabench.env.snapshot import SnapshotStore
+from dbabench.model.scenario import ReplicaSpec, Server
 
 Populate = Callable[[PostgresInstance], None]
 
@@ -83,8 +84,9 @@ class LocalEnvironment:
     store: SnapshotStore
     procs: ProcessTable = field(init=False)
     instance: PostgresInstance | None = None
+    replica: PostgresInstance | None = None
     monitoring: Monitoring | None = None
-    _clone: Path | None = None
+    _clones: list[Path] = field(default_factory=list)
     _acquired: bool = False
 
     def __post_init__(self) -> None:
@@ -128,33 +130,45 @@ class LocalEnvironment:
 
     # -- one run ---------------------------------------------------------------------------
 
-    def restore(self, golden: Golden) -> PostgresInstance:
-        self._clone = self.store.clone(golden.path, f"{self.run_id}")
-        instance = PostgresInstance(self._clone, golden.credentials, database=golden.database)
+    def _clone(self, golden: Golden, name: str) -> PostgresInstance:
+        path = self.store.clone(golden.path, name)
+        self._clones.append(path)
+        instance = PostgresInstance(path, golden.credentials, database=golden.database)
         instance.relocate(free_port())
+        return instance
+
+    def restore(self, golden: Golden, replica: ReplicaSpec | None = None) -> PostgresInstance:
+        """Start a clone of the golden; with ``replica``, a second clone as its hot standby."""
+        instance = self._clone(golden, self.run_id)
         instance.start(self.procs)
         self.instance = instance
+        if replica is not None:
+            standby = self._clone(golden, f"{self.run_id}-replica")
+            standby.follow(instance, slot=replica.slot, settings=replica.settings)
+            standby.start(self.procs)
+            self.replica = standby
         return instance
 
     def start_monitoring(self, extra_targets: dict[str, str]) -> Monitoring:
         assert self.instance is not None, "restore() first"
-        dsn = self.instance.dsn(database="postgres", application_name="postgres_exporter")
+        servers = {"postgres": self.instance, "postgres_replica": self.replica}
+        dsns = {job: server.dsn(database="postgres", application_name="postgres_exporter")
+                + " sslmode=disable" for job, server in servers.items() if server is not None}
         self.monitoring = start_monitoring(self.procs, self.run_dir, run_id=self.run_id,
-                                           postgres_dsn=dsn + " sslmode=disable",
-                                           extra_targets=extra_targets)
+                                           postgres_dsns=dsns, extra_targets=extra_targets)
         return self.monitoring
 
     def teardown(self) -> None:
         """Stop what this run started (newest first), keep the logs, drop the clone."""
         self.procs.stop_all()
-        if self.instance is not None:
-            self.instance.pid = None
-            if self.instance.log_dir.exists():
-                shutil.copytree(self.instance.log_dir, self.run_dir / "logs" / "postgresql",
-                                dirs_exist_ok=True)
-        if self._clone is not None:
-            self.store.discard(self._clone)
-            self._clone = None
+        for server, name in ((self.instance, "postgresql"), (self.replica, "replica")):
+            if server is not None:
+                server.pid = None
+                if server.log_dir.exists():
+                    shutil.copytree(server.log_dir, self.run_dir / "logs" / name,
+                                    dirs_exist_ok=True)
+        while self._clones:
+            self.store.discard(self._clones.pop())
         if self._acquired:
             self.store.release()
             self._acquired = False
@@ -165,16 +179,18 @@ class LocalInstanceControl:
     """manage_instance's process control over a local instance (start, stop, restart by pid)."""
 
     env: LocalEnvironment
+    server: Server = "primary"
     started_at: float = field(default_factory=time.time)
 
     def _instance(self) -> PostgresInstance:
-        assert self.env.instance is not None, "no instance restored"
-        return self.env.instance
+        instance = self.env.instance if self.server == "primary" else self.env.replica
+        assert instance is not None, f"no {self.server} restored"
+        return instance
 
     def status(self) -> dict[str, object]:
         instance = self._instance()
-        return {"running": instance.running(), "pid": instance.pid, "port": instance.port,
-                "host": "127.0.0.1", "version": "15",
+        return {"server": self.server, "running": instance.running(), "pid": instance.pid,
+                "port": instance.port, "host": "127.0.0.1", "version": "15",
                 "uptime_seconds": round(time.time() - self.started_at, 1)
                 if instance.running() else None}
 

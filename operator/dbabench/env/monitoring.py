@@ -59,16 +59,21 @@ def exporter_binary() -> str:
     return _binary("prometheus-postgres-exporter")
 
 
-def start_monitoring(procs: ProcessTable, run_dir: Path, *, run_id: str, postgres_dsn: str,
-                     extra_targets: dict[str, str], timeout: float = 30.0) -> Monitoring:
-    """Start the exporters and Prometheus; return once every target has been scraped up."""
+def start_monitoring(procs: ProcessTable, run_dir: Path, *, run_id: str,
+                     postgres_dsns: dict[str, str], extra_targets: dict[str, str],
+                     timeout: float = 30.0) -> Monitoring:
+    """Start the exporters and Prometheus; return once every target has been scraped up.
+    ``postgres_dsns``: a postgres_exporter for each server, by its Prometheus job name."""
     mon_dir = run_dir / "monitoring"
     mon_dir.mkdir(parents=True, exist_ok=True)
-    pg_port, node_port, prom_port = free_port(), free_port(), free_port()
-    procs.spawn("postgres_exporter",
-                [exporter_binary(),
-                 f"--web.listen-address=127.0.0.1:{pg_port}"],
-                env={"DATA_SOURCE_NAME": postgres_dsn}, log=mon_dir / "postgres_exporter.log")
+    targets: dict[str, str] = {}
+    for job, dsn in postgres_dsns.items():
+        port = free_port()
+        procs.spawn(f"{job}_exporter",
+                    [exporter_binary(), f"--web.listen-address=127.0.0.1:{port}"],
+                    env={"DATA_SOURCE_NAME": dsn}, log=mon_dir / f"{job}_exporter.log")
+        targets[job] = f"127.0.0.1:{port}"
+    node_port, prom_port = free_port(), free_port()
     procs.spawn("node_exporter",
                 [_binary("prometheus-node-exporter"),
                  f"--web.listen-address=127.0.0.1:{node_port}",
@@ -77,8 +82,7 @@ def start_monitoring(procs: ProcessTable, run_dir: Path, *, run_id: str, postgre
                  "--no-collector.filesystem", "--no-collector.netclass",
                  "--no-collector.arp", "--no-collector.ipvs", "--no-collector.infiniband"],
                 log=mon_dir / "node_exporter.log")
-    targets = {"postgres": f"127.0.0.1:{pg_port}", "node": f"127.0.0.1:{node_port}",
-               **extra_targets}
+    targets |= {"node": f"127.0.0.1:{node_port}", **extra_targets}
     procs.spawn("prometheus", prometheus_argv(mon_dir, run_id, targets, f"127.0.0.1:{prom_port}"),
                 log=mon_dir / "prometheus.log")
     url = f"http://127.0.0.1:{prom_port}"

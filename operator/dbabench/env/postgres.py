@@ -162,6 +162,26 @@ class PostgresInstance:
                 f.write(remote)
         (self.pgdata / "postmaster.pid").unlink(missing_ok=True)
 
+    def follow(self, primary: "PostgresInstance", *, slot: str | None,
+               settings: dict[str, bool | int | float | str]) -> None:
+        """Make this clone a hot standby of ``primary``, streaming as ``replica1``.
+
+        Both are clones of one cleanly stopped golden: the standby starts consistent at the
+        golden's shutdown checkpoint and streams the primary's WAL from there, as a standby
+        copied from a stopped primary does. No base backup is needed."""
+        conninfo = psycopg.conninfo.make_conninfo(
+            host=primary.host, port=primary.port, user=SUPERUSER,
+            password=primary.credentials.superuser_password, application_name="replica1")
+        lines = {"primary_conninfo": _conf_value(conninfo), "hot_standby": "on",
+                 **({"primary_slot_name": _conf_value(slot)} if slot else {}),
+                 **{k: _conf_value(v) for k, v in settings.items()}}
+        conf = self.pgdata / "dbabench.conf"
+        with conf.open("a") as f:
+            f.write("".join(f"{k} = {v}\n" for k, v in lines.items()))
+        signal_file = self.pgdata / "standby.signal"
+        signal_file.touch()
+        chown_for_postgres(signal_file)
+
     # -- lifecycle -------------------------------------------------------------------------
 
     def start(self, procs: ProcessTable, *, timeout: float = 60.0) -> None:

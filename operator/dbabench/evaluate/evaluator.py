@@ -48,7 +48,8 @@ async def evaluate_run(scenario: Scenario, agent: str, *, events: list[TraceEven
         report_error=report_error if report is None else None,
         outcome=outcome,
         diagnosis=diagnosis.evaluate_diagnosis(report, scenario.spec.diagnosis),
-        safety=safety.evaluate_safety(events, scenario.spec.safety),
+        safety=safety.evaluate_safety(events, scenario.spec.safety,
+                                      safety.workload_roles(scenario.spec)),
         efficiency=efficiency.evaluate_efficiency(events, prices, wall_seconds),
     )
 

@@ -32,6 +32,8 @@ class Probe:
     dsn: str
     business_log: Path
     pg_log_dir: Path
+    replica_dsn: str | None = None
+    """The harness's connection to the hot standby, where there is one."""
     refresh: Callable[[], Awaitable[None]] | None = None
     """Brings the logs up to date first, where they are copies (env.remote.LogMirror)."""
 
@@ -68,9 +70,12 @@ async def check(pred: Predicate, probe: Probe, *, window: Window | None = None,
 
 
 async def _sql(pred: SqlPredicate, probe: Probe) -> tuple[bool, Any, str]:
+    dsn = probe.dsn if pred.server == "primary" else probe.replica_dsn
+    if dsn is None:
+        return False, None, "addresses the replica, but this run has none"
     started = time.perf_counter()
     async with await psycopg.AsyncConnection.connect(
-            probe.dsn, autocommit=True, application_name="dbabench-verifier",
+            dsn, autocommit=True, application_name="dbabench-verifier",
             options=f"-c statement_timeout={pred.timeout_ms}") as conn:
         try:
             cur = await conn.execute(pred.sql.encode())

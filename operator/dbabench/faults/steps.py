@@ -11,8 +11,8 @@ import psycopg
 from psycopg import sql as pgsql
 
 from dbabench.env.postgres import APP_ROLE, PostgresInstance
-from dbabench.model.scenario import FaultStep, JobStep, SqlStep
-from dbabench.scenario.datasets import Dataset
+from dbabench.model.scenario import FaultStep, JobStep, ScenarioSpec, SqlStep
+from dbabench.scenario.datasets import DATASETS, Dataset
 
 
 class FaultError(RuntimeError):
@@ -47,12 +47,18 @@ def create_database(instance: PostgresInstance, dataset: Dataset) -> None:
         run_sql(instance, statement)
 
 
-def apply_steps(instance: PostgresInstance, steps: list[FaultStep]) -> list[JobStep]:
-    """Run the SQL steps in order; return the jobs for the workload process to host."""
+def apply_steps(instance: PostgresInstance, steps: list[FaultStep], *,
+                replica: PostgresInstance | None = None) -> list[JobStep]:
+    """Run the SQL steps in order (on the primary ``instance`` or its ``replica``); return the
+    jobs for the workload process to host."""
     jobs: list[JobStep] = []
     for step in steps:
         if isinstance(step, SqlStep):
-            run_sql(instance, step.sql, database=step.database, expect_error=step.expect_error)
+            target = instance if step.server == "primary" else replica
+            if target is None:
+                raise FaultError(f"a fault step addresses the replica, but there is none:"
+                                 f" {step.sql.strip()[:100]}")
+            run_sql(target, step.sql, database=step.database, expect_error=step.expect_error)
         else:
             if step.role is not None:
                 # goldens carry generated credentials; a job's role gets the app's at restore
@@ -63,3 +69,14 @@ def apply_steps(instance: PostgresInstance, steps: list[FaultStep]) -> list[JobS
                         pgsql.Literal(instance.credentials.app_password)))
             jobs.append(step)
     return jobs
+
+
+def populate_golden(instance: PostgresInstance, spec: ScenarioSpec) -> None:
+    """What a golden snapshot holds: the dataset, the persistent fault, the standby's slot."""
+    create_database(instance, DATASETS[spec.database.dataset](spec.database.scale))
+    apply_steps(instance, spec.fault.persistent)
+    replica = spec.database.replica
+    if replica is not None and replica.slot:
+        # reserved now: the standby, cloned from this golden, starts streaming at its end
+        run_sql(instance, f"SELECT pg_create_physical_replication_slot('{replica.slot}', true)",
+                database="postgres")

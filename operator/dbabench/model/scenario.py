@@ -45,6 +45,9 @@ class Comparison(str, Enum):
 
 SettingValue = Union[bool, int, float, str]
 
+Server = Literal["primary", "replica"]
+"""Which server a step, predicate or tool call addresses: the primary, or its streaming replica."""
+
 
 class Metadata(Model):
     name: str = Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63,
@@ -62,6 +65,21 @@ class DatabaseSpec(Model):
         default_factory=dict,
         description="postgresql.conf lines added to the baseline configuration of the cluster",
     )
+    replica: "ReplicaSpec | None" = Field(
+        default=None,
+        description="a hot standby streaming from the primary, started with it from the same"
+                    " golden snapshot")
+
+
+class ReplicaSpec(Model):
+    slot: str | None = Field(
+        default="replica1", pattern=r"^[a-z0-9_]+$",
+        description="physical replication slot the standby streams through, created in the"
+                    " golden snapshot; null: stream without a slot")
+    settings: dict[str, SettingValue] = Field(
+        default_factory=dict,
+        description="postgresql.conf lines of the standby alone (hot_standby_feedback,"
+                    " max_standby_streaming_delay)")
 
 
 # Fault steps ---------------------------------------------------------------------------------
@@ -72,6 +90,8 @@ class SqlStep(Model):
     action: Literal["sql"]
     sql: str = Field(min_length=1)
     database: str | None = Field(default=None, description="defaults to spec.database.name")
+    server: Server = Field(default="primary",
+                           description="replica: the standby (read-only: only reads run there)")
     expect_error: str | None = Field(
         default=None, pattern=r"^[0-9A-Z]{5}$",
         description="SQLSTATE the step must fail with: a failed operation is the fault"
@@ -105,6 +125,8 @@ class JobStep(Model):
                     " a leaked transaction holding its locks and snapshot")
     sessions: int = Field(default=1, ge=1, le=32,
                           description="copies of the job, each in its own session (a pool)")
+    server: Server = Field(default="primary",
+                           description="replica: the job queries the standby (a report there)")
 
 
 FaultStep = Annotated[Union[SqlStep, JobStep], Field(discriminator="action")]
@@ -143,6 +165,7 @@ class SqlPredicate(_Predicate):
     sql: str = Field(min_length=1)
     expect: Literal[True, "completes"] = True
     timeout_ms: int = Field(default=10_000, gt=0)
+    server: Server = "primary"
 
 
 class EstimatePredicate(_Predicate):
@@ -351,6 +374,28 @@ class ScenarioSpec(Model):
     outcome: OutcomeSpec
     safety: SafetySpec = Field(default_factory=SafetySpec)
     budget: BudgetSpec = Field(default_factory=BudgetSpec)
+
+    @model_validator(mode="after")
+    def _replica_declared(self) -> "ScenarioSpec":
+        for step in self.fault.persistent:
+            if step.server == "replica":
+                raise ValueError("fault.persistent: a persistent step runs on the primary (the"
+                                 " golden snapshot has no standby); use fault.runtime")
+        if self.database.replica is not None:
+            return self
+        steps: list[FaultStep] = self.fault.runtime
+        preds = [*self.manifestation.predicates, *(c.predicate for c in self.outcome.checks)]
+        calls = [h.call for h in self.reference_path] + [
+            s.call for r in (self.reference, self.decoy, *self.alternatives) for s in r.steps]
+        uses = ([f"fault.runtime step {getattr(s, 'name', None) or i}"
+                 for i, s in enumerate(steps) if s.server == "replica"]
+                + [f"predicate {p.name}" for p in preds
+                   if isinstance(p, SqlPredicate) and p.server == "replica"]
+                + [f"{c.tool} call" for c in calls if c.args.get("server") == "replica"])
+        if uses:
+            raise ValueError(f"{uses[0]} addresses the replica, but database.replica is not set:"
+                             " declare one (database.replica: {}) or address the primary")
+        return self
 
 
 class ReportStub(Model):

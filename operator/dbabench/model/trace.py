@@ -27,6 +27,8 @@ class StatementInfo(Model):
     relations: list[str] = Field(default_factory=list)
     functions: list[str] = Field(default_factory=list)
     settings: dict[str, str] = Field(default_factory=dict)
+    setting_role: str | None = Field(
+        default=None, description="ALTER ROLE r SET: the one role r whose new sessions get it")
 
 
 class Usage(Model):

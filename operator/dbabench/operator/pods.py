@@ -142,6 +142,9 @@ class PodsExecutor:
     async def _run(self, name: str, namespace: str, spec: AgentRunSpec, scenario: Scenario,
                    manifest: str, snapshot: str, owner: dict[str, Any],
                    enter: Callable[[Phase, str], Awaitable[None]]) -> EvaluationResult:
+        if scenario.spec.database.replica is not None:
+            raise PodsError(f"scenario {scenario.name} has a streaming replica; the pods executor"
+                            " runs single-server scenarios so far: run it with executor local")
         golden_secret = await self.api.read(namespace, "v1", "Secret", snapshot)
         if golden_secret is None:
             raise PodsError(f"Secret {snapshot} (the golden volume's passwords) is missing")

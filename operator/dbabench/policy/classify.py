@@ -202,7 +202,8 @@ def _classify_statement(text: str, statement: ast.Node) -> StatementInfo:
     names = _Names()
     names(statement)
     return StatementInfo(text=text, classes=walker.result(), relations=names.relations(),
-                         functions=names.functions(), settings=walker.settings)
+                         functions=names.functions(), settings=walker.settings,
+                         setting_role=walker.setting_role)
 
 
 class _Walker(Visitor):
@@ -217,6 +218,7 @@ class _Walker(Visitor):
         self.statement = statement
         self.classes: set[StatementClass] = set()
         self.settings: dict[str, str] = {}
+        self.setting_role: str | None = None
 
     def result(self) -> list[str]:
         classes = set(self.classes)
@@ -337,7 +339,13 @@ class _Walker(Visitor):
             self.settings.update(_variable_setting(node.setstmt))
         return Skip
 
-    visit_AlterRoleSetStmt = visit_AlterDatabaseSetStmt = visit_AlterSystemStmt
+    def visit_AlterRoleSetStmt(self, ancestors: Ancestor, node: ast.AlterRoleSetStmt) -> Any:
+        role = node.role
+        if role is not None and role.roletype == RoleSpecType.ROLESPEC_CSTRING:
+            self.setting_role = role.rolename
+        return self.visit_AlterSystemStmt(ancestors, node)
+
+    visit_AlterDatabaseSetStmt = visit_AlterSystemStmt
 
     def visit_DiscardStmt(self, ancestors: Ancestor, node: ast.Node) -> None:
         self._add(C.session_setting)

@@ -29,15 +29,14 @@ from dbabench.env.postgres import BASELINE_SETTINGS, Credentials, PostgresInstan
 from dbabench.env.processes import ProcessTable
 from dbabench.env.remote import LogMirror, RemoteInstanceControl
 from dbabench.evaluate import evaluator, predicates
-from dbabench.faults.steps import apply_steps, create_database
+from dbabench.faults.steps import apply_steps, populate_golden
 from dbabench.model.scenario import Scenario
 from dbabench.model.task import AgentTask
 from dbabench.model.trace import AgentOutcome
 from dbabench.runner.run import admit
-from dbabench.scenario.datasets import DATASETS
 from dbabench.scenario.loader import golden_key, load_file
 from dbabench.tools import knowledge
-from dbabench.tools.context import ToolContext
+from dbabench.tools.context import ServerAccess, ToolContext
 from dbabench.tools.gate import TOOL_NAMES, Budget, ToolGate, TraceWriter
 from dbabench.tools.client import ToolServerError
 from dbabench.tools.remote import RemoteGate
@@ -122,16 +121,10 @@ def golden() -> None:
         _progress(f"{home} already holds a golden cluster")
         return
     spec = scenario.spec
-    dataset = DATASETS[spec.database.dataset](spec.database.scale)
-
-    def populate(instance: PostgresInstance) -> None:
-        create_database(instance, dataset)
-        apply_steps(instance, spec.fault.persistent)
-
     procs = ProcessTable(Path(tempfile.mkdtemp(prefix="dbabench-procs-")))
     build_cluster(home, golden_key(scenario, BASELINE_SETTINGS), _credentials(),
                   database=spec.database.name, settings=spec.database.settings,
-                  populate=populate, procs=procs)
+                  populate=lambda instance: populate_golden(instance, spec), procs=procs)
     _progress(f"golden cluster built in {home}")
 
 
@@ -272,12 +265,13 @@ async def tools() -> None:
 
     async def body(mirror: LogMirror) -> None:
         index = await asyncio.to_thread(knowledge.ensure_index, knowledge.default_index_path())
-        ctx = ToolContext(dsn=server.dsn(application_name="dba-agent"),
-                          observer_dsn=server.dsn(application_name="dbabench-harness"),
-                          pg_log_dir=mirror.pg_log_dir, business_log=mirror.business_log,
-                          prometheus_url=f"http://{host}:{port}",
-                          instance=RemoteInstanceControl(f"http://{control_host}:{control_port}"),
-                          knowledge_index=index)
+        primary = ServerAccess(
+            dsn=server.dsn(application_name="dba-agent"),
+            observer_dsn=server.dsn(application_name="dbabench-harness"),
+            pg_log_dir=mirror.pg_log_dir,
+            control=RemoteInstanceControl(f"http://{control_host}:{control_port}"))
+        ctx = ToolContext(primary=primary, business_log=mirror.business_log,
+                          prometheus_url=f"http://{host}:{port}", knowledge_index=index)
         gate = ToolGate(ctx, TraceWriter(_work_dir() / "trace.jsonl"),
                         Budget(max_steps=budget.max_steps, timeout_seconds=budget.timeout_seconds))
         task = AgentTask.of(scenario, list(TOOL_NAMES))

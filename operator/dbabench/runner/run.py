@@ -21,21 +21,20 @@ from pathlib import Path
 from dbabench.agents.base import Agent, AgentFailure
 from dbabench.model.task import AgentTask
 from dbabench.env.local import Golden, LocalEnvironment, LocalInstanceControl
-from dbabench.env.postgres import BASELINE_SETTINGS, PostgresInstance
+from dbabench.env.postgres import BASELINE_SETTINGS
 from dbabench.env.processes import free_port, reap_orphans
 from dbabench.env.snapshot import SnapshotStore, choose_strategy
 from dbabench.evaluate import evaluator, predicates
-from dbabench.faults.steps import apply_steps, create_database
+from dbabench.faults.steps import apply_steps, populate_golden
 from dbabench.model.admission import Admission
 from dbabench.model.evaluation import EvaluationResult
 from dbabench.model.kube import Phase
-from dbabench.model.scenario import JobStep, Scenario
+from dbabench.model.scenario import JobStep, Scenario, Server
 from dbabench.model.trace import AgentOutcome
 from dbabench.paths import cache_dir
-from dbabench.scenario.datasets import DATASETS
 from dbabench.scenario.loader import KEY_DIGEST_CHARS, golden_key
 from dbabench.tools import knowledge
-from dbabench.tools.context import ToolContext
+from dbabench.tools.context import ServerAccess, ToolContext
 from dbabench.tools.errors import BudgetExhausted
 from dbabench.tools.gate import TOOL_NAMES, Budget, ToolGate, TraceWriter
 from dbabench.workload.engine import WorkloadConfig
@@ -67,15 +66,18 @@ def new_run_dir(root: Path, scenario: str, agent: str) -> Path:
 
 def build_golden(env: LocalEnvironment, scenario: Scenario) -> Golden:
     spec = scenario.spec
-    dataset = DATASETS[spec.database.dataset](spec.database.scale)
-
-    def populate(instance: PostgresInstance) -> None:
-        create_database(instance, dataset)
-        apply_steps(instance, spec.fault.persistent)
-
     return env.ensure_golden(golden_key(scenario, BASELINE_SETTINGS), database=spec.database.name,
-                             settings=spec.database.settings, populate=populate,
+                             settings=spec.database.settings,
+                             populate=lambda instance: populate_golden(instance, spec),
                              supersedes=f"{scenario.name}-{'?' * KEY_DIGEST_CHARS}")
+
+
+def _access(env: LocalEnvironment, server: Server) -> ServerAccess:
+    instance = env.instance if server == "primary" else env.replica
+    assert instance is not None
+    return ServerAccess(dsn=instance.dsn(application_name="dba-agent"),
+                        observer_dsn=instance.dsn(application_name="dbabench-harness"),
+                        pg_log_dir=instance.log_dir, control=LocalInstanceControl(env, server))
 
 
 def start_workload(env: LocalEnvironment, scenario: Scenario, jobs: list[JobStep],
@@ -84,6 +86,8 @@ def start_workload(env: LocalEnvironment, scenario: Scenario, jobs: list[JobStep
     assert env.instance is not None
     port = free_port()
     config = WorkloadConfig(dsn=env.instance.dsn(user="app", application_name=""),
+                            replica_dsn=env.replica.dsn(user="app", application_name="")
+                            if env.replica is not None else None,
                             spec=scenario.spec.workload, jobs=jobs,
                             business_log=run_dir / "business.jsonl", metrics_port=port)
     config_path = run_dir / "workload.json"
@@ -166,13 +170,17 @@ async def run_scenario(scenario: Scenario, agent: Agent, *, runs_root: Path,
             golden = await asyncio.to_thread(build_golden, env, scenario)
             progress(f"restoring a thin clone of {golden.key}"
                      f" ({golden.size_bytes / 2**20:.0f} MiB, built {golden.built_at})")
-            instance = await asyncio.to_thread(env.restore, golden)
-            jobs = await asyncio.to_thread(apply_steps, instance, scenario.spec.fault.runtime)
+            instance = await asyncio.to_thread(env.restore, golden, scenario.spec.database.replica)
+            replica = env.replica
+            jobs = await asyncio.to_thread(apply_steps, instance, scenario.spec.fault.runtime,
+                                           replica=replica)
             metrics_port = start_workload(env, scenario, jobs, run_dir)
             progress("starting Prometheus, postgres_exporter, node_exporter")
             probe = predicates.Probe(dsn=instance.dsn(application_name="dbabench-verifier"),
                                      business_log=run_dir / "business.jsonl",
-                                     pg_log_dir=instance.log_dir)
+                                     pg_log_dir=instance.log_dir,
+                                     replica_dsn=replica.dsn(application_name="dbabench-verifier")
+                                     if replica is not None else None)
             await on_phase(Phase.admitting)
             # Prometheus 2.42 applies its first targets on a 5 s tick: wait for the first
             # scrapes while the fault manifests, not before
@@ -186,11 +194,10 @@ async def run_scenario(scenario: Scenario, agent: Agent, *, runs_root: Path,
                                               status="infra_error", infra_reason=admission.reason)
                 (run_dir / "evaluation.json").write_text(evaluation.model_dump_json(indent=1))
                 return RunResult(run_dir, evaluation)
-            ctx = ToolContext(dsn=instance.dsn(application_name="dba-agent"),
-                              observer_dsn=instance.dsn(application_name="dbabench-harness"),
-                              pg_log_dir=instance.log_dir, business_log=run_dir / "business.jsonl",
+            ctx = ToolContext(primary=_access(env, "primary"),
+                              replica=_access(env, "replica") if replica is not None else None,
+                              business_log=run_dir / "business.jsonl",
                               prometheus_url=monitoring.prometheus_url,
-                              instance=LocalInstanceControl(env),
                               knowledge_index=await index)
             budget = scenario.spec.budget
             gate = ToolGate(ctx, TraceWriter(run_dir / "trace.jsonl"),

@@ -22,14 +22,16 @@ DIGEST_CHARS = 12
 
 
 def evidence_digest(scenario: Scenario) -> str:
-    """Changes whenever what the reference path's calls would return may change."""
+    """Changes whenever what the reference path's calls would return may change. Fields left
+    at their defaults are not part of it: a new optional field keeps every measurement."""
     spec = scenario.spec
     material = json.dumps({
-        "database": spec.database.model_dump(mode="json"),
-        "workload": spec.workload.model_dump(mode="json"),
-        "fault": spec.fault.model_dump(mode="json"),
-        "manifestation": spec.manifestation.model_dump(mode="json"),
-        "referencePath": [h.model_dump(mode="json") for h in spec.reference_path],
+        "database": spec.database.model_dump(mode="json", exclude_defaults=True),
+        "workload": spec.workload.model_dump(mode="json", exclude_defaults=True),
+        "fault": spec.fault.model_dump(mode="json", exclude_defaults=True),
+        "manifestation": spec.manifestation.model_dump(mode="json", exclude_defaults=True),
+        "referencePath": [h.model_dump(mode="json", exclude_defaults=True)
+                          for h in spec.reference_path],
     }, sort_keys=True)
     return hashlib.sha256(material.encode()).hexdigest()[:DIGEST_CHARS]
 

@@ -22,11 +22,12 @@ from pydantic.alias_generators import to_snake
 
 from dbabench.model.base import Model
 from dbabench.model.report import Report
+from dbabench.model.scenario import Server
 from dbabench.model.trace import AgentOutcome, SessionInfo, StatementInfo, TraceEvent, Usage
 from dbabench import policy
 from dbabench.tools import bounds, knowledge, logs, metrics
 from dbabench.tools.bounds import clip_text
-from dbabench.tools.context import ToolContext
+from dbabench.tools.context import ServerAccess, ToolContext
 from dbabench.tools.errors import BudgetExhausted, ToolError
 from dbabench.tools.instance import ManageInstanceArgs, manage_instance
 from dbabench.tools.specs import QueryKnowledgeArgs
@@ -95,7 +96,8 @@ class ToolGate:
         self.trace = trace
         self.budget = budget
         self.block_classes = block_classes
-        self.sql = SqlSession(ctx)
+        self.sql: dict[Server, SqlSession] = {}
+        """The agent's session on each server it has addressed."""
         self.report: Report | None = None
         self.report_error: str | None = None
         self.exhausted: str | None = None
@@ -168,11 +170,13 @@ class ToolGate:
         if blocked:
             raise ToolError(f"refused by policy: statement class {', '.join(sorted(blocked))}"
                             " is blocked in this run")
-        before = await self._sessions() if classes & TERMINATING else None
-        result = await self.sql.run(parsed, _executable(parsed.sql, statements))
+        server = self.ctx.server(parsed.server)
+        before = await self._sessions(server) if classes & TERMINATING else None
+        session = self.sql.setdefault(parsed.server, SqlSession(self.ctx, server.dsn))
+        result = await session.run(parsed, _executable(parsed.sql, statements))
         if before is not None:
             await asyncio.sleep(TERMINATION_SETTLE_SECONDS)
-            after = {s.pid for s in await self._sessions()}
+            after = {s.pid for s in await self._sessions(server)}
             extra["sessions_ended"] = [s for s in before if s.pid not in after]
         truncated = any(r.truncated for r in result.results)
         # empty rows stay in (an agent indexes them); absent errors and notices go
@@ -185,8 +189,8 @@ class ToolGate:
     async def _manage_instance(self, args: dict[str, Any], extra: dict[str, Any]) -> tuple[Any, bool]:
         parsed: ManageInstanceArgs = self._parse(ManageInstanceArgs, args)
         extra["mutating"] = parsed.action in MUTATING_INSTANCE_ACTIONS
-        if parsed.action in ("stop", "restart"):
-            await self.sql.close()
+        if parsed.action in ("stop", "restart") and parsed.server in self.sql:
+            await self.sql.pop(parsed.server).close()
         return await manage_instance(self.ctx, parsed), False
 
     async def _read_log(self, args: dict[str, Any], extra: dict[str, Any]) -> tuple[Any, bool]:
@@ -206,10 +210,10 @@ class ToolGate:
             raise ToolError(str(e)) from e
         return result.model_dump(mode="json"), result.truncated
 
-    async def _sessions(self) -> list[SessionInfo]:
+    async def _sessions(self, server: ServerAccess) -> list[SessionInfo]:
         """Client sessions other than the agent's and ours, seen from the harness's side."""
         async with await psycopg.AsyncConnection.connect(
-                self.ctx.observer_dsn, autocommit=True) as conn:
+                server.observer_dsn, autocommit=True) as conn:
             cur = await conn.execute(
                 "SELECT pid, application_name, usename, state, left(query, 200)"
                 " FROM pg_stat_activity WHERE backend_type = 'client backend'"
@@ -254,7 +258,8 @@ class ToolGate:
                             wall_seconds=round(wall_seconds, 3))
 
     async def close(self) -> None:
-        await self.sql.close()
+        while self.sql:
+            await self.sql.popitem()[1].close()
 
 
 def _problems(error: ValidationError) -> str:

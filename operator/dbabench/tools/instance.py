@@ -11,6 +11,7 @@ from psycopg import sql as pgsql
 from pydantic import Field, model_validator
 
 from dbabench.model.base import Model
+from dbabench.model.scenario import Server
 from dbabench.tools.context import ToolContext
 from dbabench.tools.errors import ToolError
 
@@ -24,6 +25,8 @@ class ManageInstanceArgs(Model):
     value: str | None = Field(default=None, description="new value (config_set)")
     mode: Literal["smart", "fast", "immediate"] = Field(default="fast",
                                                         description="stop and restart")
+    server: Server = Field(default="primary",
+                           description="primary, or replica where the system has a hot standby")
 
     @model_validator(mode="after")
     def _needs(self) -> "ManageInstanceArgs":
@@ -36,7 +39,7 @@ class ManageInstanceArgs(Model):
 
 
 async def manage_instance(ctx: ToolContext, args: ManageInstanceArgs) -> dict[str, Any]:
-    control = ctx.instance
+    control = ctx.server(args.server).control
     if args.action == "status":
         return await asyncio.to_thread(control.status)
     if args.action == "start":
@@ -53,8 +56,8 @@ async def manage_instance(ctx: ToolContext, args: ManageInstanceArgs) -> dict[st
 
 async def _with_connection(ctx: ToolContext, args: ManageInstanceArgs) -> dict[str, Any]:
     try:
-        conn = await psycopg.AsyncConnection.connect(ctx.dsn, autocommit=True,
-                                                     application_name="dba-agent")
+        conn = await psycopg.AsyncConnection.connect(
+            ctx.server(args.server).dsn, autocommit=True, application_name="dba-agent")
     except psycopg.OperationalError as e:
         raise ToolError(f"the server does not accept connections: {str(e).strip()}") from e
     try:

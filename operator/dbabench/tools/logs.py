@@ -13,6 +13,7 @@ from pydantic import Field
 
 from dbabench.jsonl import complete_records
 from dbabench.model.base import Model
+from dbabench.model.scenario import Server
 from dbabench.tools.bounds import clip_text
 from dbabench.tools.context import ToolContext
 from dbabench.tools.errors import ToolError
@@ -29,6 +30,9 @@ class ReadLogArgs(Model):
     min_level: str | None = Field(default=None, description="postgresql: e.g. WARNING")
     pattern: str | None = Field(default=None,
                                 description="case-insensitive regular expression on the line")
+    server: Server = Field(default="primary",
+                           description="postgresql: primary, or replica where the system has"
+                                       " a hot standby")
 
 
 class ReadLogResult(Model):
@@ -75,7 +79,7 @@ def read_log(ctx: ToolContext, args: ReadLogArgs) -> ReadLogResult:
     since = (datetime.now(timezone.utc) - timedelta(seconds=args.since_seconds)
              if args.since_seconds else None)
     if args.source == "postgresql":
-        lines = _postgresql_lines(ctx.pg_log_dir, since, args.min_level)
+        lines = _postgresql_lines(ctx.server(args.server).pg_log_dir, since, args.min_level)
     else:
         lines = _business_lines(ctx.business_log, since)
     matched: deque[str] = deque(maxlen=args.tail)

@@ -16,6 +16,7 @@ import psycopg
 from pydantic import Field
 
 from dbabench.model.base import Model
+from dbabench.model.scenario import Server
 from dbabench.model.trace import StatementInfo
 from dbabench.tools.bounds import Bounds, clip_cell
 from dbabench.tools.context import ToolContext
@@ -25,6 +26,8 @@ from dbabench.tools.errors import ToolError
 class ExecuteSqlArgs(Model):
     sql: str = Field(min_length=1, description="one or more SQL statements, run in order")
     max_rows: int | None = Field(default=None, ge=1, description="rows to return per statement")
+    server: Server = Field(default="primary",
+                           description="primary, or replica where the system has a hot standby")
 
 
 class SqlError(Model):
@@ -74,10 +77,11 @@ def _sql_error(e: psycopg.Error) -> SqlError:
 
 
 class SqlSession:
-    """The agent's database session."""
+    """The agent's database session on one server."""
 
-    def __init__(self, ctx: ToolContext) -> None:
+    def __init__(self, ctx: ToolContext, dsn: str) -> None:
         self.ctx = ctx
+        self.dsn = dsn
         self.conn: psycopg.AsyncConnection | None = None
         self.notices: list[str] = []
 
@@ -86,7 +90,7 @@ class SqlSession:
             timeout_ms = int(self.ctx.sql_timeout_seconds * 1000)
             try:
                 self.conn = await psycopg.AsyncConnection.connect(
-                    self.ctx.dsn, autocommit=True, application_name="dba-agent",
+                    self.dsn, autocommit=True, application_name="dba-agent",
                     options=f"-c statement_timeout={timeout_ms}")
             except psycopg.OperationalError as e:
                 raise ToolError(f"cannot connect to the database: {str(e).strip()}") from e

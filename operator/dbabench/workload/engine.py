@@ -32,6 +32,8 @@ class WorkloadConfig(Model):
     """Everything the workload process needs; written by the runner as JSON."""
 
     dsn: str = Field(description="libpq conninfo of the application role, without app name")
+    replica_dsn: str | None = Field(default=None,
+                                    description="the same on the hot standby, where there is one")
     spec: WorkloadSpec
     jobs: list[JobStep] = Field(default_factory=list)
     business_log: Path
@@ -187,7 +189,11 @@ async def run_workload(config: WorkloadConfig, stop: asyncio.Event) -> None:
             checkout_worker(client, spec, random.Random(config.seed * 1000 + i)),
             name=f"checkout-worker-{i}"))
     for job in config.jobs:
-        dsn = config.dsn if job.role is None else make_conninfo(config.dsn, user=job.role)
+        dsn = config.dsn if job.server == "primary" else config.replica_dsn
+        if dsn is None:
+            raise ValueError(f"job {job.name} runs on the replica, but there is none")
+        if job.role is not None:
+            dsn = make_conninfo(dsn, user=job.role)
         for i in range(job.sessions):
             # no option at 0: the job inherits what the server, database and role set
             options = (f"-c statement_timeout={job.statement_timeout_ms}"
