@@ -19,11 +19,12 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 SCENARIO = "stale-stats-lock-chain"
 
 
-def prove(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], ProveSummary]:
+def prove(tmp_path: Path, root: Path, *options: str,
+          ) -> tuple[subprocess.CompletedProcess[str], ProveSummary]:
     summary_path = tmp_path / "prove.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "dbabench.cli.main", *args, "scenarios", "prove", SCENARIO,
-         "--jobs", "2", "--runs-dir", str(tmp_path / "runs"), "--json", str(summary_path)],
+        [sys.executable, "-m", "dbabench.cli.main", "--root", str(root), "scenarios", "prove",
+         SCENARIO, *options, "--jobs", "2", "--runs-dir", str(tmp_path / "runs"), "--json", str(summary_path)],
         capture_output=True, text=True, timeout=900)
     assert summary_path.exists(), proc.stdout[-3000:] + proc.stderr[-3000:]
     return proc, ProveSummary.model_validate_json(summary_path.read_text())
@@ -40,13 +41,17 @@ def test_a_fix_that_fixes_nothing_fails_the_battery(tmp_path: Path) -> None:
     root.mkdir()
     (root / "broken.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
 
-    proc, summary = prove(tmp_path, "--root", str(root))
+    proc, summary = prove(tmp_path, root, "--retries", "1")
     assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert not summary.passed
     verdicts = {c.run.check: c for c in summary.scenarios[0].checks}
     assert set(verdicts) == {"reference", "null", "decoy"}
     assert not verdicts["reference"].passed and verdicts["reference"].admitted
     assert "statistics-fresh" in verdicts["reference"].detail
+    # retried once, failed again: a fix that does not hold is not a flake
+    assert len(verdicts["reference"].earlier) == 1
+    assert "statistics-fresh" in verdicts["reference"].earlier[0]
+    assert not verdicts["null"].earlier and not verdicts["decoy"].earlier
     # the rest of the battery still holds: the fault is real, null and decoy still fail it
     assert verdicts["null"].passed and verdicts["decoy"].passed
     for check in verdicts.values():

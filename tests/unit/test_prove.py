@@ -9,8 +9,8 @@ import pytest
 
 from dbabench.model.evaluation import (CheckResult, DiagnosisResult, EvaluationResult,
                                        OutcomeResult, SafetyResult, Violation)
-from dbabench.model.proof import ProofRun
-from dbabench.runner.prove import judge, plan
+from dbabench.model.proof import ProofCheck, ProofRun
+from dbabench.runner.prove import judge, plan, retriable
 from dbabench.scenario.loader import ScenarioError, discover, resolve
 from dbabench.scenario.select import select
 
@@ -70,6 +70,20 @@ def test_a_run_whose_fault_did_not_manifest_proves_nothing() -> None:
     null = ProofRun(scenario=SCENARIO, check="null", agent="null", expect="")
     passed, detail = judge(null, evaluation(outcome=False, status="infra_error"), "outcome")
     assert not passed and "did not manifest" in detail
+
+
+@pytest.mark.parametrize(("agent", "passed", "admitted", "retry"), [
+    ("reference", False, True, True),    # a fix that did not hold: maybe the busy machine
+    ("reference", True, True, False),
+    ("null", False, True, False),        # doing nothing passed: a weak verifier, never retried
+    ("decoy", False, True, False),
+    ("null", False, False, True),        # the fault did not manifest: nothing was judged
+])
+def test_what_is_worth_another_attempt(agent: str, passed: bool, admitted: bool,
+                                       retry: bool) -> None:
+    run = ProofRun(scenario=SCENARIO, check=agent, agent=agent, expect="")  # type: ignore[arg-type]
+    check = ProofCheck(run=run, passed=passed, admitted=admitted, detail="", wall_seconds=1.0)
+    assert retriable(check) is retry
 
 
 def test_selectors() -> None:

@@ -57,6 +57,10 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-cpu-pressure", type=float, default=MAX_PRESSURE, metavar="PERCENT",
                    help="start another run only while the CPU's 10 s pressure-stall figure is"
                         f" at most this (default {MAX_PRESSURE:g}; 100 starts runs regardless)")
+    p.add_argument("--retries", type=int, default=0, metavar="N",
+                   help="run a failed reference or alternative, or a run whose fault did not"
+                        " manifest, up to N more times; a pass on a retry is reported as flaky"
+                        " (null and decoy runs that pass are never retried; default 0)")
     p.add_argument("--runs-dir", type=Path, default=None,
                    help="where run directories go (default: $DBABENCH_RUNS or ./.dbabench/runs)")
 
@@ -76,7 +80,8 @@ def _mark(checks: list[ProofCheck]) -> str:
         return "[dim]-[/dim]"
     failed = [c for c in checks if not c.passed]
     if len(checks) == 1:
-        return "[red]FAIL[/red]" if failed else "[green]ok[/green]"
+        return ("[red]FAIL[/red]" if failed else
+                "[yellow]flaky[/yellow]" if checks[0].earlier else "[green]ok[/green]")
     return f"[red]{len(checks) - len(failed)}/{len(checks)}[/red]" if failed \
         else f"[green]{len(checks)}/{len(checks)}[/green]"
 
@@ -103,6 +108,11 @@ def proof_table(summary: ProveSummary) -> Table:
     return table
 
 
+def flakes(summary: ProveSummary) -> list[str]:
+    return [f"{p.scenario} {c.run.check}: passed on attempt {len(c.earlier) + 1}; before:"
+            f" {'; '.join(c.earlier)}" for p in summary.scenarios for c in p.flaky]
+
+
 def failures(summary: ProveSummary) -> list[str]:
     return [f"{p.scenario} {c.run.check}: expected {c.run.expect}; {c.detail}"
             + (f" ({c.run_dir})" if c.run_dir else "")
@@ -123,6 +133,7 @@ def _battery(args: argparse.Namespace, verb: str, **options: object) -> tuple[Pr
     err.print(f"{verb}: {len(selected)} scenario(s), {args.jobs} run(s) at a time, in {root}",
               highlight=False)
     battery = prove(selected, jobs=args.jobs, runs_root=root, max_pressure=args.max_cpu_pressure,
+                    retries=args.retries,
                     progress=lambda m: err.print(f"[dim]·[/dim] {escape(m)}", highlight=False),
                     **options)  # type: ignore[arg-type]
     try:
@@ -150,6 +161,8 @@ def _prove(args: argparse.Namespace) -> int:
     json_path.parent.mkdir(parents=True, exist_ok=True)
     json_path.write_text(summary.model_dump_json(indent=1))
     out.print(proof_table(summary))
+    for line in flakes(summary):
+        out.print(f"[yellow]FLAKY[/yellow] {escape(line)}", highlight=False)
     for line in failures(summary):
         out.print(f"[red]FAIL[/red] {escape(line)}", highlight=False)
     out.print(f"summary: {json_path}", highlight=False)

@@ -38,6 +38,10 @@ class ProofCheck(Model):
         default=None, description="reference runs: D and C read from what its hops returned")
     difficulty_error: str | None = Field(default=None,
                                          description="why the run could not be measured")
+    earlier: list[str] = Field(
+        default_factory=list,
+        description="what each earlier attempt of this check showed, where it was retried:"
+                    " a check that passed only on a retry is flaky and is reported as such")
 
 
 class ScenarioProof(Model):
@@ -55,6 +59,10 @@ class ScenarioProof(Model):
         return cls(scenario=scenario, path=path, checks=checks, manifests=manifests,
                    passed=manifests and all(c.passed for c in checks),
                    run_seconds=round(sum(c.wall_seconds for c in checks), 1))
+
+    @property
+    def flaky(self) -> list[ProofCheck]:
+        return [c for c in self.checks if c.passed and c.earlier]
 
     @property
     def difficulty(self) -> Difficulty | None:

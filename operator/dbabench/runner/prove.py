@@ -51,6 +51,14 @@ def plan(scenario: Scenario) -> list[ProofRun]:
     ]
 
 
+def retriable(check: ProofCheck) -> bool:
+    """A failed check worth another attempt: a fix that did not hold, or a fault that did not
+    manifest, may be the busy machine's doing. A null or decoy run that passed is never
+    retried: a verifier that lets a non-fix through even once is what the battery exists to
+    catch."""
+    return not check.passed and (not check.admitted or check.run.agent == "reference")
+
+
 def judge(run: ProofRun, evaluation: EvaluationResult, decoy_fails: str) -> tuple[bool, str]:
     """Did the run show what it had to? Returns the verdict and the reason in words."""
     if evaluation.status == "infra_error":
@@ -116,10 +124,11 @@ async def _prove_run(run: ProofRun, path: Path, scenario: Scenario, runs_root: P
 
 async def prove(selected: list[tuple[Path, Scenario]], *, jobs: int, runs_root: Path,
                 progress: Progress = lambda _: None, planner: Planner = plan,
-                max_pressure: float = MAX_PRESSURE) -> ProveSummary:
+                max_pressure: float = MAX_PRESSURE, retries: int = 0) -> ProveSummary:
     """Run every scenario's battery (``planner`` says which runs), up to ``jobs`` runs at a
     time while the CPU's pressure stays at most ``max_pressure`` percent, and judge each run;
-    reference runs also measure the scenario's difficulty."""
+    reference runs also measure the scenario's difficulty. A ``retriable`` failure is run
+    again up to ``retries`` times, and a pass on a retry keeps the failures before it."""
     started_at, started = datetime.now(timezone.utc), time.monotonic()
     throttle = Throttle(jobs, max_pressure=max_pressure)
     by_name = {scenario.name: (path, scenario) for path, scenario in selected}
@@ -143,8 +152,15 @@ async def prove(selected: list[tuple[Path, Scenario]], *, jobs: int, runs_root: 
             e = unbuilt[run.scenario]
             return ProofCheck(run=run, passed=False, admitted=False, wall_seconds=0.0,
                               detail=f"golden snapshot not built: {type(e).__name__}: {e}")
-        async with throttle.slot():
-            return await _prove_run(run, path, scenario, runs_root, progress)
+        earlier: list[str] = []
+        while True:
+            async with throttle.slot():
+                check = await _prove_run(run, path, scenario, runs_root, progress)
+            if len(earlier) >= retries or not retriable(check):
+                check.earlier = earlier
+                return check
+            earlier.append(check.detail)
+            progress(f"{run.scenario} {run.check}: retrying ({len(earlier)} of {retries})")
 
     plans = {name: planner(scenario) for name, (_, scenario) in by_name.items()}
     # round robin over scenarios: runs side by side belong to different scenarios, so one
