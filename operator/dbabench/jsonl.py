@@ -13,7 +13,12 @@ def complete_records(path: Path) -> Iterator[dict[str, Any]]:
     if not path.exists():
         return
     with path.open(errors="replace") as f:
-        for line in f:
+        for number, line in enumerate(f, 1):
             if not line.endswith("\n"):
                 return
-            yield json.loads(line)
+            try:
+                yield json.loads(line)
+            except json.JSONDecodeError as e:
+                # a complete line that is not JSON: name it, so that the writer can be found
+                raise ValueError(f"{path}: line {number} is not a JSON record ({e.msg}):"
+                                 f" {line[:200]!r}") from e
