@@ -53,7 +53,10 @@ class Metrics:
             registry=registry)
 
 
-def classify_error(e: BaseException) -> tuple[Outcome, str | None]:
+def classify_error(e: BaseException, *, session_alive: bool = False) -> tuple[Outcome, str | None]:
+    """The outcome of a failed request. psycopg files deadlocks, serialization failures and
+    other server errors under OperationalError too: while the session survives them they are
+    errors of the request, not of the connection."""
     if isinstance(e, psycopg.errors.QueryCanceled):
         text = str(e)
         if "statement timeout" in text:
@@ -63,7 +66,7 @@ def classify_error(e: BaseException) -> tuple[Outcome, str | None]:
         return "lock_timeout", e.sqlstate
     if isinstance(e, (psycopg.errors.AdminShutdown, psycopg.errors.CrashShutdown)):
         return "terminated", e.sqlstate
-    if isinstance(e, psycopg.OperationalError):
+    if isinstance(e, psycopg.OperationalError) and not session_alive:
         return "connection_error", getattr(e, "sqlstate", None)
     return "error", getattr(e, "sqlstate", None)
 
@@ -94,7 +97,8 @@ class Client:
             async with conn.transaction():
                 await body(conn)
         except (psycopg.Error, OSError) as e:
-            outcome, sqlstate = classify_error(e)
+            alive = self.conn is not None and not self.conn.closed and not self.conn.broken
+            outcome, sqlstate = classify_error(e, session_alive=alive)
             message = str(e).strip().splitlines()[0][:300] if str(e).strip() else type(e).__name__
             if self.conn is not None and (self.conn.closed or outcome in ("terminated",
                                                                          "connection_error")):
