@@ -55,8 +55,7 @@ def env(scratch_root: Path) -> Iterator[LocalEnvironment]:
 
 
 def access(env: LocalEnvironment, server: Server) -> ServerAccess:
-    instance = env.instance if server == "primary" else env.replica
-    assert instance is not None
+    instance = env.server(server)
     return ServerAccess(dsn=instance.dsn(), observer_dsn=instance.dsn(application_name="obs"),
                         pg_log_dir=instance.log_dir, control=LocalInstanceControl(env, server))
 

@@ -149,6 +149,12 @@ class LocalEnvironment:
             self.replica = standby
         return instance
 
+    def server(self, name: Server) -> PostgresInstance:
+        """The restored primary, or its standby."""
+        instance = self.instance if name == "primary" else self.replica
+        assert instance is not None, f"no {name} restored"
+        return instance
+
     def start_monitoring(self, extra_targets: dict[str, str]) -> Monitoring:
         assert self.instance is not None, "restore() first"
         servers = {"postgres": self.instance, "postgres_replica": self.replica}
@@ -183,9 +189,7 @@ class LocalInstanceControl:
     started_at: float = field(default_factory=time.time)
 
     def _instance(self) -> PostgresInstance:
-        instance = self.env.instance if self.server == "primary" else self.env.replica
-        assert instance is not None, f"no {self.server} restored"
-        return instance
+        return self.env.server(self.server)
 
     def status(self) -> dict[str, object]:
         instance = self._instance()

@@ -73,8 +73,7 @@ def build_golden(env: LocalEnvironment, scenario: Scenario) -> Golden:
 
 
 def _access(env: LocalEnvironment, server: Server) -> ServerAccess:
-    instance = env.instance if server == "primary" else env.replica
-    assert instance is not None
+    instance = env.server(server)
     return ServerAccess(dsn=instance.dsn(application_name="dba-agent"),
                         observer_dsn=instance.dsn(application_name="dbabench-harness"),
                         pg_log_dir=instance.log_dir, control=LocalInstanceControl(env, server))

@@ -172,8 +172,9 @@ class ToolGate:
                             " is blocked in this run")
         server = self.ctx.server(parsed.server)
         before = await self._sessions(server) if classes & TERMINATING else None
-        session = self.sql.setdefault(parsed.server, SqlSession(self.ctx, server.dsn))
-        result = await session.run(parsed, _executable(parsed.sql, statements))
+        if parsed.server not in self.sql:
+            self.sql[parsed.server] = SqlSession(self.ctx, server.dsn)
+        result = await self.sql[parsed.server].run(parsed, _executable(parsed.sql, statements))
         if before is not None:
             await asyncio.sleep(TERMINATION_SETTLE_SECONDS)
             after = {s.pid for s in await self._sessions(server)}
