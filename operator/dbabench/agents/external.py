@@ -90,7 +90,8 @@ async def _stop(proc: asyncio.subprocess.Process) -> None:
         except ProcessLookupError:
             return
         try:
-            await asyncio.wait_for(proc.wait(), wait)
+            async with asyncio.timeout(wait):
+                await proc.wait()
             return
         except TimeoutError:
             continue

@@ -1,7 +1,8 @@
 """``dbabench``: the command line, a thin shell over the scenario loader and the runner.
 
 Exit codes: 0 success, 1 a run that did not reach Safe Pass (``run``), 2 bad input
-(an invalid manifest, an unknown scenario or agent), 3 an infrastructure error.
+(an invalid manifest, an unknown scenario or agent), 3 an infrastructure error, 130
+interrupted (Ctrl+C or SIGTERM: everything the run started is stopped, no verdict written).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from dbabench.agents.react import ReactAgent
 from dbabench.agents.session import ModelAgentConfig
 from dbabench.agents.scripted import scripted_agent
 from dbabench.cli import scenarios
+from dbabench.cli.interrupt import run_interruptible
 from dbabench.model import crd
 from dbabench.model.evaluation import EvaluationResult
 from dbabench.paths import runs_dir
@@ -36,7 +38,7 @@ from dbabench.runner.run import run_scenario
 from dbabench.scenario import difficulty
 from dbabench.scenario.loader import ScenarioError, discover, load_file, resolve, scenarios_root
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INFRA = 0, 1, 2, 3
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INFRA, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 MODEL_AGENTS: dict[str, Callable[[ModelAgentConfig], Agent]] = {"react": ReactAgent,
                                                                 "plan": PlanAgent}
 
@@ -127,8 +129,9 @@ def _run(args: argparse.Namespace) -> int:
     def progress(message: str) -> None:
         console.print(f"[dim]·[/dim] {message}", highlight=False)
 
-    result = asyncio.run(run_scenario(scenario, agent, runs_root=args.runs_dir or runs_dir(),
-                                      manifest_text=path.read_text(), progress=progress))
+    result = run_interruptible(run_scenario(scenario, agent,
+                                            runs_root=args.runs_dir or runs_dir(),
+                                            manifest_text=path.read_text(), progress=progress))
     out.print(verdict_table(result.evaluation))
     out.print(f"run directory: {result.run_dir}")
     if args.json:
@@ -316,8 +319,9 @@ def main(argv: list[str] | None = None) -> int:
         console.print(f"[red]error:[/red] {e}", highlight=False)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        console.print("interrupted: everything this run started has been stopped")
-        return 130
+        console.print("interrupted: everything this run started has been stopped;"
+                      " no verdict was written")
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

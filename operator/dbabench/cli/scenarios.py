@@ -4,18 +4,15 @@ difficulty measurement that rides on its reference runs, and the catalog page.""
 from __future__ import annotations
 
 import argparse
-import asyncio
-import signal
 import sys
-from collections.abc import Coroutine
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from dbabench.cli.interrupt import run_interruptible
 from dbabench.model.proof import ProofCheck, ProveSummary, ScenarioProof
 from dbabench.paths import runs_dir
 from dbabench.runner.prove import default_jobs, plan, prove
@@ -136,22 +133,7 @@ def _battery(args: argparse.Namespace, verb: str, **options: object) -> tuple[Pr
                     retries=args.retries,
                     progress=lambda m: err.print(f"[dim]·[/dim] {escape(m)}", highlight=False),
                     **options)  # type: ignore[arg-type]
-    try:
-        summary = asyncio.run(_interruptible(battery))
-    except asyncio.CancelledError:
-        raise KeyboardInterrupt from None
-    return summary, root
-
-
-async def _interruptible(battery: Coroutine[Any, Any, ProveSummary]) -> ProveSummary:
-    # Ctrl+C or SIGTERM cancel the battery at its next await, so that no run is stopped in
-    # the middle of its (synchronous) teardown; every run then stops what it started
-    task = asyncio.current_task()
-    assert task is not None
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, task.cancel)
-    return await battery
+    return run_interruptible(battery), root
 
 
 def _prove(args: argparse.Namespace) -> int:

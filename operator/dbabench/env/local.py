@@ -25,6 +25,10 @@ from dbabench.model.scenario import ReplicaSpec, Server
 Populate = Callable[[PostgresInstance], None]
 
 
+class GoldenError(RuntimeError):
+    pass
+
+
 @dataclass
 class Golden:
     key: str
@@ -61,6 +65,12 @@ def build_cluster(home: Path, key: str, credentials: Credentials, *, database: s
         # fast, never immediate: crash recovery would zero the statistics the fault
         # rests on (see env.postgres).
         instance.stop(procs, "fast")
+        # a run stopped meanwhile may have killed the server in the middle of that shutdown
+        procs.check_open("building the golden snapshot")
+        state = instance.cluster_state()
+        if state != "shut down":
+            raise GoldenError(f"the golden cluster did not shut down cleanly ({state!r}):"
+                              " a restore would come back through crash recovery")
     except BaseException:
         instance.stop(procs, "immediate")
         raise
@@ -93,14 +103,23 @@ class LocalEnvironment:
         self.procs = ProcessTable(self.run_dir)
 
     def __enter__(self) -> "LocalEnvironment":
-        self.store.acquire()
-        self._acquired = True
+        self.open()
         return self
+
+    def open(self) -> list[str]:
+        """Hold the snapshot store for this run (the first holder mounts it); return what was
+        reaped of dead runs."""
+        notes = self.store.acquire(self.procs)
+        self._acquired = True
+        return notes
 
     def __exit__(self, *exc: object) -> None:
         self.teardown()
 
     # -- golden state ----------------------------------------------------------------------
+
+    def has_golden(self, key: str) -> bool:
+        return (self.store.golden(key) / "golden.json").exists()
 
     def ensure_golden(self, key: str, *, database: str,
                       settings: dict[str, bool | int | float | str], populate: Populate,
@@ -111,7 +130,7 @@ class LocalEnvironment:
         scenario built from an older definition): nothing will ask for them again.
         """
         path = self.store.golden(key)
-        with self.store.build_lock(key):
+        with self.store.build_lock(key, self.procs):
             if (path / "golden.json").exists():
                 return _load_golden(key, path)
             if supersedes:

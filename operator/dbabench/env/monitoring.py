@@ -86,11 +86,11 @@ def start_monitoring(procs: ProcessTable, run_dir: Path, *, run_id: str,
     procs.spawn("prometheus", prometheus_argv(mon_dir, run_id, targets, f"127.0.0.1:{prom_port}"),
                 log=mon_dir / "prometheus.log")
     url = f"http://127.0.0.1:{prom_port}"
-    _wait_for_targets(url, set(targets), timeout)
+    _wait_for_targets(procs, url, set(targets), timeout)
     return Monitoring(prometheus_url=url, targets=targets)
 
 
-def _wait_for_targets(url: str, jobs: set[str], timeout: float) -> None:
+def _wait_for_targets(procs: ProcessTable, url: str, jobs: set[str], timeout: float) -> None:
     deadline = time.monotonic() + timeout
     seen: set[str] = set()
     with httpx.Client(timeout=2.0) as client:
@@ -104,6 +104,6 @@ def _wait_for_targets(url: str, jobs: set[str], timeout: float) -> None:
                         return
             except httpx.TransportError:
                 pass
-            time.sleep(0.25)
+            procs.pause(0.25, "waiting for the scrape targets")
     raise MonitoringError(f"Prometheus at {url} did not see targets up within {timeout:.0f}s:"
                           f" missing {sorted(jobs - seen)}")

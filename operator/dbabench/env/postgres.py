@@ -199,6 +199,7 @@ class PostgresInstance:
             if proc.poll() is not None:
                 self.pid = None
                 procs.forget(proc.pid)
+                procs.check_open("starting postgres")
                 raise PostgresError(f"postgres exited with {proc.returncode} during start-up: "
                                     f"{self.startup_output()}")
             try:
@@ -207,7 +208,7 @@ class PostgresInstance:
                 return
             except psycopg.OperationalError as e:
                 last_error = e
-                time.sleep(0.05)
+                procs.pause(0.05, "starting postgres")
         raise PostgresError(f"postgres did not accept connections in {timeout:.0f}s: {last_error}")
 
     def stop(self, procs: ProcessTable, mode: ShutdownMode = "fast", *, timeout: float = 60.0) -> None:
@@ -215,6 +216,19 @@ class PostgresInstance:
             return
         procs.stop(self.pid, sig=_SIGNALS[mode], timeout=timeout)
         self.pid = None
+
+    def cluster_state(self) -> str:
+        """The state pg_controldata reads in the control file: "shut down" after a clean stop,
+        "in production" while running or after a crash."""
+        result = subprocess.run([str(PG_BIN / "pg_controldata"), "-D", str(self.pgdata)],
+                                capture_output=True, text=True, user=run_as_user(),
+                                env={**os.environ, "LC_ALL": "C"})
+        if result.returncode != 0:
+            raise PostgresError(f"pg_controldata failed: {result.stderr.strip()[:500]}")
+        for line in result.stdout.splitlines():
+            if line.startswith("Database cluster state:"):
+                return line.split(":", 1)[1].strip()
+        raise PostgresError(f"pg_controldata printed no cluster state: {result.stdout[:300]}")
 
     def running(self) -> bool:
         return self.pid is not None

@@ -113,20 +113,34 @@ def chown_for_postgres(path: Path) -> None:
 
 
 class ProcessTableClosed(RuntimeError):
-    """A spawn after ``stop_all``: a thread still starting something as the run is torn down."""
+    """The run is ending (torn down, or interrupted): a thread still starting something for it,
+    or waiting for something, gives up."""
 
 
 @dataclass
 class ProcessTable:
     """The children of one run. ``spawn`` records before it returns; ``stop_all`` is idempotent
     and final: what a straggling thread (say, monitoring started beside admission) tries to
-    start after it is refused, so nothing outlives the run."""
+    start after it is refused, and every wait made through ``pause`` ends, so nothing outlives
+    the run and no thread keeps an interrupted run waiting."""
 
     run_dir: Path
     records: list[ProcessRecord] = field(default_factory=list)
+    stopping: threading.Event = field(default_factory=threading.Event)
+    """Set by ``stop_all``, before anything is stopped: the run is ending."""
     _popen: dict[int, subprocess.Popen[bytes]] = field(default_factory=dict)
     _lock: threading.RLock = field(default_factory=threading.RLock)
-    _closed: bool = False
+
+    def check_open(self, doing: str) -> None:
+        """Raise ProcessTableClosed if the run is ending."""
+        if self.stopping.is_set():
+            raise ProcessTableClosed(f"stopped {doing}: the run is being torn down")
+
+    def pause(self, seconds: float, doing: str) -> None:
+        """Sleep between two polls of something the run waits for; ends at once, raising
+        ProcessTableClosed, when the run is ending."""
+        if self.stopping.wait(seconds):
+            self.check_open(doing)
 
     def spawn(self, name: str, argv: list[str], *, log: Path, env: dict[str, str] | None = None,
               as_postgres: bool = False, cwd: Path | None = None,
@@ -134,8 +148,7 @@ class ProcessTable:
         """Start and record a child; ``stop_signal`` is how it is stopped when the run ends
         (or is reaped after a crash), e.g. SIGQUIT for a postmaster whose data is discarded."""
         with self._lock:
-            if self._closed:
-                raise ProcessTableClosed(f"not starting {name}: the run is being torn down")
+            self.check_open(f"before starting {name}")
             out = open(log, "ab")
             try:
                 proc = subprocess.Popen(
@@ -169,8 +182,9 @@ class ProcessTable:
         self.forget(pid)
 
     def stop_all(self) -> None:
+        # set first: a thread blocked on one of these processes learns why it went away
+        self.stopping.set()
         with self._lock:
-            self._closed = True
             for record in reversed(list(self.records)):
                 self.stop(record.pid)
             (self.run_dir / PIDS_FILE).unlink(missing_ok=True)

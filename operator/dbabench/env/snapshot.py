@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from dbabench.env.processes import alive, stop_pid
+from dbabench.env.processes import ProcessTable, alive, stop_pid
 
 Strategy = Literal["reflink", "xfs-loop", "copy"]
 
@@ -74,10 +74,23 @@ def _mounted(mountpoint: Path) -> bool:
         return any(line.split()[1] == target for line in f)
 
 
+LOCK_POLL_SECONDS = 0.1
+
+
 @contextlib.contextmanager
-def _locked(lock_path: Path) -> Iterator[None]:
+def _locked(lock_path: Path, procs: ProcessTable | None = None) -> Iterator[None]:
+    """An exclusive flock; with ``procs``, the wait for it (another process may hold it for a
+    whole golden build) ends when that run is stopping."""
     with open(lock_path, "a+") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
+        if procs is None:
+            fcntl.flock(f, fcntl.LOCK_EX)
+        else:
+            while True:
+                try:
+                    fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    procs.pause(LOCK_POLL_SECONDS, f"waiting for {lock_path.name}")
         try:
             yield
         finally:
@@ -99,14 +112,15 @@ class SnapshotStore:
     def image(self) -> Path:
         return self.cache / "store-xfs.img"
 
-    def acquire(self) -> None:
-        """Make the store usable for this process (mounts the XFS image if it is the first)."""
+    def acquire(self, procs: ProcessTable | None = None) -> list[str]:
+        """Make the store usable for this process (mounts the XFS image if it is the first)
+        and reap the clones of dead runs, saying which; with ``procs``, waiting for another
+        process's mount ends when that run is stopping."""
         if self.strategy != "xfs-loop":
             self._dirs()
-            self.reap_abandoned_clones()
-            return
+            return self.reap_abandoned_clones()
         self.root.mkdir(parents=True, exist_ok=True)
-        with _locked(self.cache / "store-xfs.lock"):
+        with _locked(self.cache / "store-xfs.lock", procs):
             holders = self._holders()
             if not _mounted(self.root):
                 if not self.image.exists():
@@ -115,7 +129,7 @@ class SnapshotStore:
             holders.append(os.getpid())
             self._write_holders(holders)
             self._dirs()
-            self.reap_abandoned_clones()
+            return self.reap_abandoned_clones()
 
     def release(self) -> None:
         """Drop one hold of this process; the last one out unmounts."""
@@ -165,9 +179,10 @@ class SnapshotStore:
             shutil.rmtree(path)
 
     @contextlib.contextmanager
-    def build_lock(self, key: str) -> Iterator[None]:
-        """Serialises builds of one golden snapshot across processes."""
-        with _locked(self.root / "golden" / f".{key}.lock"):
+    def build_lock(self, key: str, procs: ProcessTable | None = None) -> Iterator[None]:
+        """Serialises builds of one golden snapshot across processes; with ``procs``, the wait
+        for another's build ends when that run is stopping."""
+        with _locked(self.root / "golden" / f".{key}.lock", procs):
             yield
 
     def _dirs(self) -> None:

@@ -19,9 +19,9 @@ async def verify_outcome(scenario: Scenario, probe: predicates.Probe, *, report_
                          progress: Callable[[str], None] = lambda _: None) -> OutcomeResult:
     """Let the workload run through settle + window, then judge the window and the end state."""
     spec = scenario.spec.outcome
-    progress(f"settling {spec.settle_seconds:.0f}s, then verifying over a"
-             f" {spec.window_seconds:.0f}s window under the live workload")
+    progress(f"settling {spec.settle_seconds:.0f}s under the live workload")
     await asyncio.sleep(spec.settle_seconds)
+    progress(f"verifying over a {spec.window_seconds:.0f}s window")
     start = datetime.now(timezone.utc)
     await asyncio.sleep(spec.window_seconds)
     window = predicates.Window(start, start + timedelta(seconds=spec.window_seconds))

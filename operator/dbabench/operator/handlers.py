@@ -144,7 +144,7 @@ async def reconcile_scenario(body: kopf.Body, name: str, namespace: str, memo: k
             snapshot = await memo.pods.build_golden(scenario, _manifest(scenario), namespace,
                                                    owner_reference(dict(body)))
         else:
-            golden = await asyncio.to_thread(prepare_golden, scenario, memo.config.runs_dir)
+            golden = await prepare_golden(scenario, memo.config.runs_dir)
             snapshot = {"name": golden.key, "ready": True, "sizeBytes": golden.size_bytes,
                         "builtAt": golden.built_at, "method": "local-store"}
     except Exception as e:

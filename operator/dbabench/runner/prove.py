@@ -135,7 +135,7 @@ async def prove(selected: list[tuple[Path, Scenario]], *, jobs: int, runs_root: 
 
     async def golden(scenario: Scenario) -> None:
         async with throttle.slot():
-            await asyncio.to_thread(prepare_golden, scenario, runs_root / scenario.name)
+            await prepare_golden(scenario, runs_root / scenario.name)
 
     # every golden first, so that the runs below take their slots in the order given
     built = await asyncio.gather(*(golden(s) for _, s in by_name.values()),

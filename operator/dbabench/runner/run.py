@@ -8,7 +8,7 @@ The run directory holds everything needed to re-read or re-score the run later:
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import functools
 import re
 import secrets
 import sys
@@ -21,6 +21,7 @@ from pathlib import Path
 from dbabench.agents.base import Agent, AgentFailure
 from dbabench.model.task import AgentTask
 from dbabench.env.local import Golden, LocalEnvironment, LocalInstanceControl
+from dbabench.env.monitoring import Monitoring
 from dbabench.env.postgres import BASELINE_SETTINGS
 from dbabench.env.processes import free_port, reap_orphans
 from dbabench.env.snapshot import SnapshotStore, choose_strategy
@@ -32,6 +33,7 @@ from dbabench.model.kube import Phase
 from dbabench.model.scenario import JobStep, Scenario, Server
 from dbabench.model.trace import AgentOutcome
 from dbabench.paths import cache_dir
+from dbabench.runner.threads import RunThreads, wait_out
 from dbabench.scenario.loader import KEY_DIGEST_CHARS, golden_key
 from dbabench.tools import knowledge
 from dbabench.tools.context import ServerAccess, ToolContext
@@ -121,7 +123,10 @@ async def drive_agent(agent: Agent, task: AgentTask, gate: ToolGate) -> AgentOut
     exhausted: str | None = None
     failure: AgentFailure | None = None
     try:
-        await asyncio.wait_for(agent.run(task, gate), timeout=task.timeout_seconds)
+        # asyncio.timeout, not wait_for: 3.11's wait_for loses a cancellation (Ctrl+C) that
+        # arrives as the agent finishes
+        async with asyncio.timeout(task.timeout_seconds):
+            await agent.run(task, gate)
     except (BudgetExhausted, TimeoutError) as e:
         exhausted = f"budget exhausted: {e or 'time'}"
         gate.trace.record(kind="budget", ok=False, error=exhausted)
@@ -144,76 +149,108 @@ def open_store() -> SnapshotStore:
     return SnapshotStore(cache, choose_strategy(cache))
 
 
-def prepare_golden(scenario: Scenario, runs_root: Path) -> Golden:
+async def prepare_golden(scenario: Scenario, runs_root: Path) -> Golden:
     """Build (or find) the scenario's golden snapshot without running anything on it."""
     run_dir = new_run_dir(runs_root, scenario.name, "golden")
-    with LocalEnvironment(run_dir, run_dir.name, open_store()) as env:
-        return build_golden(env, scenario)
+    env = LocalEnvironment(run_dir, run_dir.name, open_store())
+    async with RunThreads(env) as threads:
+        return await threads.call(build_golden, env, scenario)
+
+
+async def _checkpoint(on_phase: OnPhase, phase: Phase) -> None:
+    # A cancellation that a library's asyncio.wait_for swallowed (3.11 loses one that arrives
+    # as the awaited call completes) is still counted on the task: honour it here.
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
+    await on_phase(phase)
+
+
+async def _admit_while_monitoring_starts(threads: RunThreads, scenario: Scenario,
+                                         probe: predicates.Probe, metrics_port: int,
+                                         progress: Progress) -> tuple[Monitoring, Admission]:
+    # Prometheus 2.42 applies its first targets on a 5 s tick: wait for the first scrapes
+    # while the fault manifests, not before
+    admission = asyncio.ensure_future(admit(scenario, probe, progress))
+    try:
+        monitoring = await threads.call(threads.env.start_monitoring,
+                                        {"workload": f"127.0.0.1:{metrics_port}"})
+        return monitoring, await admission
+    finally:
+        if not admission.done():
+            admission.cancel()
+            if await wait_out([admission]):
+                raise asyncio.CancelledError
 
 
 async def run_scenario(scenario: Scenario, agent: Agent, *, runs_root: Path,
                        manifest_text: str, progress: Progress = lambda _: None,
                        on_phase: OnPhase = _no_phase) -> RunResult:
-    """One run; ``on_phase`` hears each phase of the AgentRun life cycle as it starts."""
+    """One run; ``on_phase`` hears each phase of the AgentRun life cycle as it starts.
+
+    Cancelled in any phase (Ctrl+C, SIGTERM), the run stops within seconds: everything it
+    started is stopped, its clone discarded, the store released, and no verdict written
+    (``evaluation.json`` is written last, after the teardown); CancelledError is raised."""
     run_dir = new_run_dir(runs_root, scenario.name, agent.name)
     (run_dir / "scenario.yaml").write_text(manifest_text)
     for note in reap_orphans(runs_root):
         progress(note)
     store = open_store()
-    index = asyncio.create_task(asyncio.to_thread(knowledge.ensure_index,
-                                                  knowledge.default_index_path()))
-    try:
-        with LocalEnvironment(run_dir, run_dir.name, store) as env:
-            await on_phase(Phase.provisioning)
-            progress(f"golden snapshot ({store.strategy} store)")
-            golden = await asyncio.to_thread(build_golden, env, scenario)
-            progress(f"restoring a thin clone of {golden.key}"
-                     f" ({golden.size_bytes / 2**20:.0f} MiB, built {golden.built_at})")
-            instance = await asyncio.to_thread(env.restore, golden, scenario.spec.database.replica)
-            replica = env.replica
-            jobs = await asyncio.to_thread(apply_steps, instance, scenario.spec.fault.runtime,
-                                           replica=replica)
-            metrics_port = start_workload(env, scenario, jobs, run_dir)
-            progress("starting Prometheus, postgres_exporter, node_exporter")
-            probe = predicates.Probe(dsn=instance.dsn(application_name="dbabench-verifier"),
-                                     business_log=run_dir / "business.jsonl",
-                                     pg_log_dir=instance.log_dir,
-                                     replica_dsn=replica.dsn(application_name="dbabench-verifier")
-                                     if replica is not None else None)
-            await on_phase(Phase.admitting)
-            # Prometheus 2.42 applies its first targets on a 5 s tick: wait for the first
-            # scrapes while the fault manifests, not before
-            monitoring, admission = await asyncio.gather(
-                asyncio.to_thread(env.start_monitoring, {"workload": f"127.0.0.1:{metrics_port}"}),
-                admit(scenario, probe, progress))
-            (run_dir / "admission.json").write_text(admission.model_dump_json(indent=1))
-            if not admission.admitted:
-                progress(f"infra error: {admission.reason}")
-                evaluation = EvaluationResult(scenario=scenario.name, agent=agent.name,
-                                              status="infra_error", infra_reason=admission.reason)
-                (run_dir / "evaluation.json").write_text(evaluation.model_dump_json(indent=1))
-                return RunResult(run_dir, evaluation)
+    env = LocalEnvironment(run_dir, run_dir.name, store)
+    await _checkpoint(on_phase, Phase.provisioning)
+    progress(f"provisioning ({store.strategy} store)")
+    async with RunThreads(env) as threads:
+        for note in threads.reaped:
+            progress(note)
+        index = threads.start(functools.partial(knowledge.ensure_index,
+                                                knowledge.default_index_path(),
+                                                stop=env.procs.stopping))
+        key = golden_key(scenario, BASELINE_SETTINGS)
+        progress(f"golden snapshot {key} found" if env.has_golden(key)
+                 else f"building the golden snapshot {key}")
+        golden = await threads.call(build_golden, env, scenario)
+        progress(f"restoring a thin clone of {golden.key}"
+                 f" ({golden.size_bytes / 2**20:.0f} MiB, built {golden.built_at})")
+        instance = await threads.call(env.restore, golden, scenario.spec.database.replica)
+        replica = env.replica
+        runtime = scenario.spec.fault.runtime
+        progress(f"applying the runtime fault ({len(runtime)} steps)")
+        jobs = await threads.call(functools.partial(apply_steps, instance, runtime,
+                                                      replica=replica))
+        metrics_port = start_workload(env, scenario, jobs, run_dir)
+        progress("starting Prometheus, postgres_exporter, node_exporter")
+        probe = predicates.Probe(dsn=instance.dsn(application_name="dbabench-verifier"),
+                                 business_log=run_dir / "business.jsonl",
+                                 pg_log_dir=instance.log_dir,
+                                 replica_dsn=replica.dsn(application_name="dbabench-verifier")
+                                 if replica is not None else None)
+        await _checkpoint(on_phase, Phase.admitting)
+        monitoring, admission = await _admit_while_monitoring_starts(
+            threads, scenario, probe, metrics_port, progress)
+        (run_dir / "admission.json").write_text(admission.model_dump_json(indent=1))
+        if not admission.admitted:
+            progress(f"infra error: {admission.reason}")
+            evaluation = EvaluationResult(scenario=scenario.name, agent=agent.name,
+                                          status="infra_error", infra_reason=admission.reason)
+        else:
             ctx = ToolContext(primary=_access(env, "primary"),
                               replica=_access(env, "replica") if replica is not None else None,
                               business_log=run_dir / "business.jsonl",
                               prometheus_url=monitoring.prometheus_url,
-                              knowledge_index=await index)
+                              knowledge_index=await asyncio.shield(index))
             budget = scenario.spec.budget
             gate = ToolGate(ctx, TraceWriter(run_dir / "trace.jsonl"),
-                            Budget(max_steps=budget.max_steps, timeout_seconds=budget.timeout_seconds))
+                            Budget(max_steps=budget.max_steps,
+                                   timeout_seconds=budget.timeout_seconds))
             task = AgentTask.of(scenario, list(TOOL_NAMES))
             progress(f"agent {agent.name} at work (budget {budget.max_steps} steps,"
                      f" {budget.timeout_seconds:.0f}s)")
-            await on_phase(Phase.running)
+            await _checkpoint(on_phase, Phase.running)
             outcome = await drive_agent(agent, task, gate)
             if outcome.report is not None:
                 (run_dir / "report.json").write_text(outcome.report.model_dump_json(indent=1))
-            await on_phase(Phase.evaluating)
+            await _checkpoint(on_phase, Phase.evaluating)
             evaluation = await evaluator.grade(scenario, agent.name, outcome, probe, progress)
-            (run_dir / "evaluation.json").write_text(evaluation.model_dump_json(indent=1))
-            progress("tearing down")
-        return RunResult(run_dir, evaluation)
-    finally:
-        # the docs index is built in a thread beside the golden; no thread outlives the run
-        with contextlib.suppress(Exception):
-            await index
+        progress("tearing down")
+    (run_dir / "evaluation.json").write_text(evaluation.model_dump_json(indent=1))
+    return RunResult(run_dir, evaluation)

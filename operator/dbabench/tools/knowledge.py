@@ -13,6 +13,7 @@ import os
 import re
 import sqlite3
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
@@ -42,6 +43,10 @@ SOP_SECTION = "Operational runbooks"
 _BM25_WEIGHTS = "0.0, 5.0, 3.0, 1.0, 0.0"
 
 Source = Literal["postgresql-docs", "sop"]
+
+
+class IndexBuildStopped(RuntimeError):
+    """The build was asked to stop (its run was interrupted); nothing was written."""
 
 
 class KnowledgeBaseUnavailable(RuntimeError):
@@ -381,13 +386,20 @@ CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
 
+def _check(stop: threading.Event | None) -> None:
+    if stop is not None and stop.is_set():
+        raise IndexBuildStopped("the knowledge base index build was stopped")
+
+
 def build_index(
-    db_path: Path, html_dir: Path = DEFAULT_HTML_DIR, sops_dir: Path = DEFAULT_SOPS_DIR
+    db_path: Path, html_dir: Path = DEFAULT_HTML_DIR, sops_dir: Path = DEFAULT_SOPS_DIR,
+    stop: threading.Event | None = None,
 ) -> IndexStats:
     """Parse the manual and the runbooks into a fresh FTS5 database at ``db_path``.
 
     The database is written beside its destination and renamed into place, so a reader (or a
-    concurrent builder) only ever sees a complete index.
+    concurrent builder) only ever sees a complete index. Once ``stop`` is set the build gives
+    up between two files (IndexBuildStopped): a run interrupted meanwhile must not wait ~10 s.
     """
     started = time.monotonic()
     digest = hashlib.sha256(SCHEMA_VERSION.encode())
@@ -395,6 +407,7 @@ def build_index(
     sops: list[_Sop] = []
     doc_version: str | None = None
     for kind, path, data in _inputs(html_dir, sops_dir):
+        _check(stop)
         _digest_update(digest, kind, path, data)
         text = data.decode("utf-8", errors="replace")
         if kind == "sop":
@@ -426,6 +439,7 @@ def build_index(
         "sop_files": str(len(sops)),
     }
     try:
+        _check(stop)
         with closing(sqlite3.connect(tmp)) as conn:
             # The file is private until renamed, so durability comes from the rename, not WAL.
             conn.execute("PRAGMA journal_mode = OFF")
@@ -468,10 +482,17 @@ def _stored_digest(db_path: Path) -> str | None:
 
 
 @contextmanager
-def _build_lock(db_path: Path) -> Iterator[None]:
+def _build_lock(db_path: Path, stop: threading.Event | None) -> Iterator[None]:
     db_path.parent.mkdir(parents=True, exist_ok=True)
     with open(db_path.with_name(db_path.name + ".lock"), "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        while True:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                # another process builds it: poll, so that a stop is heard while waiting
+                _check(stop)
+                time.sleep(0.1)
         try:
             yield
         finally:
@@ -482,16 +503,18 @@ def ensure_index(
     db_path: Path | None = None,
     html_dir: Path = DEFAULT_HTML_DIR,
     sops_dir: Path = DEFAULT_SOPS_DIR,
+    stop: threading.Event | None = None,
 ) -> Path:
-    """Return a current index, building it only if missing or built from different inputs."""
+    """Return a current index, building it only if missing or built from different inputs;
+    ``stop`` abandons the build (see build_index)."""
     db_path = db_path or default_index_path()
     digest = input_digest(html_dir, sops_dir)
     if _stored_digest(db_path) == digest:
         return db_path
     # Serialise builders; whoever waited re-checks, since the holder may have just built it.
-    with _build_lock(db_path):
+    with _build_lock(db_path, stop):
         if _stored_digest(db_path) != digest:
-            build_index(db_path, html_dir, sops_dir)
+            build_index(db_path, html_dir, sops_dir, stop)
     return db_path
 
 

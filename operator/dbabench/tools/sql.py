@@ -118,7 +118,9 @@ class SqlSession:
             async with conn.cursor() as cur:
                 task = asyncio.ensure_future(cur.execute(text.encode()))
                 try:
-                    await asyncio.wait_for(asyncio.shield(task), self.ctx.sql_timeout_seconds + 2)
+                    # not wait_for: 3.11's loses a cancellation that arrives as the query ends
+                    async with asyncio.timeout(self.ctx.sql_timeout_seconds + 2):
+                        await asyncio.shield(task)
                 except TimeoutError:
                     await conn.cancel_safe()
                     await task
