@@ -69,11 +69,56 @@ def bin_dir() -> Path:
 
 
 @dataclass(frozen=True)
+class ApiResponse:
+    """One request a service account made, as the API server's audit log records it."""
+
+    verb: str
+    uri: str
+    code: int
+    user_agent: str
+
+
+# Service accounts' requests only (the operator under test authenticates as one): the control
+# plane's own components would fill the log with nothing any test reads.
+AUDIT_POLICY = """\
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+  - level: Metadata
+    userGroups: ["system:serviceaccounts"]
+  - level: None
+"""
+
+
+@dataclass(frozen=True)
 class ControlPlane:
     kubeconfig: Path
     server: str
     bin_dir: Path
+    audit_log: Path
     fake_node: str = FAKE_NODE
+
+    def audit_offset(self) -> int:
+        """Where the audit log ends now: pass it to ``responses`` to see only what follows."""
+        return self.audit_log.stat().st_size if self.audit_log.exists() else 0
+
+    def responses(self, user: str, since: int = 0) -> list[ApiResponse]:
+        """What the API server answered ``user`` (system:serviceaccount:NS:NAME), from the
+        audit log from byte ``since`` on. The log is written before each response is sent
+        (the log backend's blocking mode), so a request a client has seen answered is in it."""
+        with self.audit_log.open("rb") as f:
+            f.seek(since)
+            lines = f.read().decode().splitlines()
+        found = []
+        for line in lines:
+            event = json.loads(line)
+            if event["stage"] != "ResponseComplete" or event["user"]["username"] != user:
+                continue
+            found.append(ApiResponse(verb=event["verb"], uri=event["requestURI"],
+                                     code=int(event["responseStatus"]["code"]),
+                                     user_agent=event.get("userAgent", "")))
+        return found
 
     def env(self) -> dict[str, str]:
         """The environment for a client binary (kubectl, helm) aimed at this cluster only."""
@@ -276,6 +321,8 @@ def control_plane() -> Iterator[ControlPlane]:
         for user in ("controller-manager", "scheduler"):
             _write_kubeconfig(root / f"{user}.kubeconfig", server, pki, user)
 
+        audit_policy, audit_log = root / "audit-policy.yaml", root / "audit.jsonl"
+        audit_policy.write_text(AUDIT_POLICY)
         etcd_url = f"http://127.0.0.1:{etcd_port}"
         peer_url = f"http://127.0.0.1:{etcd_peer}"
         procs.start("etcd", [
@@ -300,7 +347,9 @@ def control_plane() -> Iterator[ControlPlane]:
             f"--service-account-signing-key-file={pki / 'sa.key'}",
             # Nothing routes to these addresses: there is no kube-proxy, no pod network.
             "--service-cluster-ip-range=10.96.0.0/16",
-            "--allow-privileged=true", "--profiling=false"])
+            "--allow-privileged=true", "--profiling=false",
+            f"--audit-policy-file={audit_policy}", f"--audit-log-path={audit_log}",
+            "--audit-log-format=json", "--audit-log-mode=blocking"])
         tls = ssl.create_default_context(cafile=str(pki / "ca.crt"))
         tls.load_cert_chain(str(pki / "admin.crt"), str(pki / "admin.key"))
         procs.wait_for("kube-apiserver", lambda: _https_ok(f"{server}/readyz", tls))
@@ -332,7 +381,8 @@ def control_plane() -> Iterator[ControlPlane]:
             "--cidr=10.244.0.0/16",
             *(f"--config={s}" for s in stages)])
 
-        plane = ControlPlane(kubeconfig=admin_kubeconfig, server=server, bin_dir=bins)
+        plane = ControlPlane(kubeconfig=admin_kubeconfig, server=server, bin_dir=bins,
+                             audit_log=audit_log)
         plane.kubectl("create", "-f", "-", stdin=json.dumps(_fake_node()))
         procs.wait_for("fake node (kwok)", lambda: plane.kubectl(
             "get", "node", FAKE_NODE, "-o",
