@@ -20,6 +20,7 @@ import os
 import shutil
 import signal
 import subprocess
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -31,6 +32,8 @@ from dbabench.env.processes import ProcessTable, alive, stop_pid
 Strategy = Literal["reflink", "xfs-loop", "copy"]
 
 IMAGE_SIZE = "64G"  # sparse: costs only what is written
+UMOUNT_BUSY = 32  # umount's exit status for "target is busy" (and other mount failures)
+UNMOUNT_WAIT_SECONDS = 5.0
 OWNER_FILE = ".owner"
 
 
@@ -141,7 +144,22 @@ class SnapshotStore:
                 holders.remove(os.getpid())
             self._write_holders(holders)
             if not holders and _mounted(self.root):
-                _run(["umount", str(self.root)])
+                self._unmount()
+
+    def _unmount(self) -> None:
+        # A postmaster stopped by SIGQUIT is gone before its backends are: for a few
+        # milliseconds their working directory keeps the mount busy.
+        deadline = time.monotonic() + UNMOUNT_WAIT_SECONDS
+        while True:
+            result = subprocess.run(["umount", str(self.root)], capture_output=True, text=True)
+            if result.returncode == 0:
+                return
+            if result.returncode != UMOUNT_BUSY or time.monotonic() > deadline:
+                inside = [f"{pid} ({_cmdline(pid)})" for pid in _processes_inside(self.root)]
+                raise SnapshotError(
+                    f"umount {self.root} failed ({result.returncode}): {result.stderr.strip()}"
+                    + (f"; processes inside: {', '.join(inside)}" if inside else ""))
+            time.sleep(0.1)
 
     def golden(self, key: str) -> Path:
         return self.root / "golden" / key
@@ -229,6 +247,13 @@ def _processes_inside(directory: Path) -> list[int]:
             if (cwd + "/").startswith(prefix):
                 inside.append(int(entry.name))
     return inside
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()[:200]
+    except OSError:
+        return "?"
 
 
 def _run(argv: list[str]) -> None:
