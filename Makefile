@@ -66,6 +66,7 @@ measure: deps
 
 catalog: venv
 	$(BIN)/dbabench scenarios catalog --out docs/scenarios.md
+	$(BIN)/dbabench scenarios vocabulary --out docs/diagnosis.md
 
 crds: venv
 	$(BIN)/dbabench crds --out crds

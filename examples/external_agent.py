@@ -23,7 +23,8 @@ sql("SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE state = 'active' 
     " pid IN (SELECT unnest(pg_blocking_pids(pid)) FROM pg_stat_activity)")
 time.sleep(8)  # the scheduler re-runs the cancelled job with a fresh plan
 after = sql("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'")
-tools.report({"root_cause_type": "stale_statistics", "affected_objects": ["orders"],
+tools.report({"root_cause_type": "stale_statistics",
+              "affected_objects": [{"kind": "table", "name": "orders"}],
               "causal_factors": ["cardinality_misestimate", "lock_chain", "autovacuum_disabled"],
               "evidence": [{"tool": "execute_sql", "observation": "n_mod_since_analyze high",
                             "trace_seq": stats["seq"]}],

@@ -53,3 +53,48 @@ async def test_an_agent_over_its_time_budget_is_stopped_and_not_graded(tmp_path:
 def test_an_external_agent_needs_a_command() -> None:
     with pytest.raises(ValueError, match="needs a command"):
         ExternalAgent([])
+
+
+# Everything an agent can look at without leaving the tools: its task, its environment, and
+# what the tools say about the system (settings with paths, sessions, logs, metrics, docs).
+LOOK_AROUND = r'''
+import json, os, sys
+from dbabench.tools.client import ToolClient
+tools = ToolClient(os.environ["DBABENCH_TOOLS_URL"], os.environ["DBABENCH_TOOLS_TOKEN"])
+seen = {"task": tools.task(), "task_file": os.environ["DBABENCH_TASK_FILE"],
+        "task_text": open(os.environ["DBABENCH_TASK_FILE"]).read(),
+        "environ": dict(os.environ), "cwd": os.getcwd(), "argv": sys.argv, "calls": []}
+for tool, args in [
+        ("execute_sql", {"sql": "SHOW data_directory; SHOW log_directory; SHOW config_file;"
+                                " SELECT name, setting FROM pg_settings WHERE setting ~ '/';"
+                                " SELECT DISTINCT application_name, usename FROM pg_stat_activity;"
+                                " SELECT * FROM pg_ls_logdir(); SELECT current_database()"}),
+        ("read_log", {"source": "postgresql", "tail": 500}),
+        ("read_log", {"source": "business", "tail": 500}),
+        ("query_metrics", {"query": "up"}),
+        ("query_metrics", {"query": "pg_settings_data_directory or pg_static"}),
+        ("query_metrics", {"query": ".", "list_names": True}),
+        ("manage_instance", {"action": "status"}),
+        ("manage_instance", {"action": "config_get", "name": "data_directory"}),
+        ("query_knowledge_base", {"query": "stale statistics lock chain"})]:
+    seen["calls"].append(tools.call(tool, **args))
+print(json.dumps(seen, default=str))
+tools.report({"root_cause_type": "stale_statistics",
+              "affected_objects": [{"kind": "table", "name": "orders"}]})
+'''
+
+
+async def test_nothing_an_agent_sees_names_the_scenario(tmp_path: Path) -> None:
+    path, scenario = resolve("stale-stats-lock-chain")
+    scenario.spec.outcome.settle_seconds = 0
+    scenario.spec.outcome.window_seconds = 1
+    result = await run_scenario(scenario, ExternalAgent([sys.executable, "-c", LOOK_AROUND]),
+                                runs_root=tmp_path, manifest_text=path.read_text())
+    seen = (result.run_dir / "agent.log").read_text()
+    observations = json.loads(seen.splitlines()[0])
+    assert observations["task"]["incident"].startswith("INC-")
+    assert all(call["ok"] for call in observations["calls"]), observations["calls"]
+    data_directory = observations["calls"][0]["observation"]["results"][0]["rows"][0][0]
+    assert observations["task"]["incident"] in data_directory
+    for needle in (scenario.name, "stale-stats", "lock-chain", result.run_dir.name):
+        assert needle not in seen, f"{needle!r} is visible to the agent"

@@ -28,6 +28,7 @@ import pytest
 import yaml
 
 from dbabench.env.snapshot import SnapshotStore, choose_strategy
+from dbabench.model.run import RunRecord
 from dbabench.paths import cache_dir
 from dbabench.scenario.loader import resolve
 
@@ -244,14 +245,15 @@ def test_a_signal_stops_the_run_in_every_phase(phase: Phase, tmp_path: Path) -> 
         assert str(proc.pid) not in (holders.read_text().split() if holders.exists() else [])
     # mounted again if the run was its last holder; a clone the run left behind would be
     # reaped now, and said so
+    incident = RunRecord.model_validate_json((run_dir / "run.json").read_text()).incident
     reaped = store.acquire()
     try:
         left = [c.name for c in (store.root / "clones").iterdir()
-                if c.name.startswith(run_dir.name)]
+                if c.name.startswith(incident)]
         goldens = [g.name for g in (store.root / "golden").glob(f"*{name}*") if g.is_dir()]
     finally:
         store.release()
-    assert not left and not [n for n in reaped if run_dir.name in n], (left, reaped)
+    assert not left and not [n for n in reaped if incident in n], (left, reaped)
     if phase.name == "golden-build":
         assert not goldens, f"an interrupted build left {goldens}"
     if phase.name not in ("provisioning", "golden-build", "restore"):

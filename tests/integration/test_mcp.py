@@ -31,7 +31,7 @@ from shared_instance import tool_context
 pytestmark = pytest.mark.integration
 
 TOKEN = "mcp-test-token-7d1e"
-TASK = AgentTask(scenario="mcp", symptom="checkouts time out", tools=list(TOOL_NAMES),
+TASK = AgentTask(incident="INC-MCP", symptom="checkouts time out", tools=list(TOOL_NAMES),
                  max_steps=3, timeout_seconds=300)
 SERVE = [sys.executable, "-m", "dbabench.cli.main", "tools", "serve"]
 
@@ -67,10 +67,10 @@ async def work_through(client: Client, gate: ToolGate) -> None:
     bad = await client.call_tool("execute_sql", {"max_rows": 3})
     assert bad.is_error and "sql" in bad.structured_content["error"]
 
-    refused = await client.call_tool("submit_report", {"affected_objects": ["orders"]})
+    refused = await client.call_tool("submit_report", {"affected_objects": [{"kind": "table", "name": "orders"}]})
     assert refused.is_error and "root_cause_type" in refused.structured_content["error"]
     filed = await client.call_tool("submit_report", {"root_cause_type": "lock_contention",
-                                                     "affected_objects": ["orders"]})
+                                                     "affected_objects": [{"kind": "table", "name": "orders"}]})
     assert not filed.is_error and gate.report is not None
 
     # the gate's step budget holds for MCP clients too: 2 calls made, 1 left

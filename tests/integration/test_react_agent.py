@@ -35,10 +35,10 @@ from shared_instance import tool_context
 pytestmark = pytest.mark.integration
 
 MODEL = "openrouter:openai/gpt-4o-mini"
-REPORT = {"root_cause_type": "lock_contention", "affected_objects": ["orders"],
+REPORT = {"root_cause_type": "lock_contention", "affected_objects": [{"kind": "table", "name": "orders"}],
           "evidence": [{"tool": "execute_sql", "observation": "one session waits", "trace_seq": 1}],
           "verification": "no waiters left"}
-TASK = AgentTask(scenario="react", symptom="checkouts time out", tools=list(TOOL_NAMES),
+TASK = AgentTask(incident="INC-REACT", symptom="checkouts time out", tools=list(TOOL_NAMES),
                  max_steps=10, timeout_seconds=120)
 
 
@@ -190,7 +190,7 @@ async def test_one_bad_reply_is_forgiven(gate: ToolGate, tmp_path: Path) -> None
 
 async def test_a_refused_report_is_an_observation_then_an_invalid_step(
         gate: ToolGate, tmp_path: Path) -> None:
-    model, failure = await work([call("submit_report", affected_objects=["orders"])],
+    model, failure = await work([call("submit_report", affected_objects=[{"kind": "table", "name": "orders"}])],
                                 gate, tmp_path)
     assert failure is not None and failure.failure == "invalid-step"
     assert "root_cause_type" in failure.message
@@ -326,7 +326,7 @@ LOCK_RUNBOOK = [
     call("execute_sql", sql="SELECT pg_sleep(8)"),
     call("execute_sql", sql="SELECT count(*) FROM pg_stat_activity"
                             " WHERE wait_event_type = 'Lock'"),
-    call("submit_report", root_cause_type="stale_statistics", affected_objects=["orders"],
+    call("submit_report", root_cause_type="stale_statistics", affected_objects=[{"kind": "table", "name": "orders"}],
          causal_factors=["cardinality_misestimate", "lock_chain", "autovacuum_disabled"],
          evidence=[{"tool": "execute_sql", "observation": "n_mod_since_analyze high",
                     "trace_seq": 3}],

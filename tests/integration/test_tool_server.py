@@ -37,8 +37,8 @@ pytestmark = pytest.mark.integration
 TOKEN = "test-token-3f9c1a"
 VALID_REPORT = {
     "root_cause_type": "stale_statistics",
-    "affected_objects": ["orders"],
-    "causal_factors": ["autovacuum disabled on orders"],
+    "affected_objects": [{"kind": "table", "name": "orders"}],
+    "causal_factors": ["autovacuum disabled on table"],
     "evidence": [{"tool": "execute_sql", "observation": "n_mod_since_analyze 1.2M"}],
     "actions": [{"description": "ANALYZE orders", "tool": "execute_sql",
                  "statement": "ANALYZE orders"}],
@@ -103,7 +103,7 @@ def serve_gate(postgres: PostgresInstance, tmp_path: Path) -> Iterator[ServeGate
     with ExitStack() as stack:
         def start(max_steps: int = 100, **ctx_changes: Any) -> Served:
             trace = tmp_path / f"trace-{next(numbers)}.jsonl"
-            task = AgentTask(scenario="tool-server", symptom="checkouts time out",
+            task = AgentTask(incident="INC-TOOLSRV", symptom="checkouts time out",
                              tools=list(TOOL_NAMES), max_steps=max_steps, timeout_seconds=300)
             url = stack.enter_context(served_gate(
                 dataclasses.replace(ctx, **ctx_changes), trace,
@@ -147,6 +147,12 @@ def test_task_and_tools(served: Served, client: ToolClient) -> None:
     assert "max_rows" in tools["execute_sql"]["parameters"]["properties"]
     assert set(tools["manage_instance"]["parameters"]["properties"]["action"]["enum"]) >= {
         "status", "config_set", "restart"}
+    # the report's schema is listed beside the tools, with the vocabulary it takes
+    report = client.report_schema()
+    assert report["endpoint"] == "POST /v1/report"
+    parameters = report["parameters"]
+    assert "stale_statistics" in parameters["$defs"]["CauseId"]["enum"]
+    assert parameters["$defs"]["ObjectRef"]["properties"]["kind"]["enum"][0] == "table"
     assert served.events() == []
 
 
@@ -258,6 +264,18 @@ def test_report_accepted_and_traced(served: Served, client: ToolClient) -> None:
     assert event.observation["root_cause_type"] == "stale_statistics"
 
 
+def test_a_cause_outside_the_vocabulary_is_refused_with_the_nearest_ids(
+        served: Served, client: ToolClient) -> None:
+    error = refused(lambda: client.report(
+        {**VALID_REPORT, "root_cause_type": "database_level_work_mem_too_low"}))
+    assert error.status == 422
+    assert "nearest: database_work_mem_too_low" in error.message
+    assert served.events()[-1].kind == "report" and not served.events()[-1].ok
+    # the agent may submit again
+    assert client.report({**VALID_REPORT, "root_cause_type": "database_work_mem_too_low"}) == {
+        "ok": True}
+
+
 def test_invalid_report_is_422_naming_the_field(served: Served, client: ToolClient) -> None:
     error = refused(lambda: client.report({**VALID_REPORT, "root_cause_type": "",
                                            "affected_objects": "orders"}))
@@ -311,7 +329,7 @@ def test_harness_failure_is_500_and_traced(serve_gate: ServeGate, postgres: Post
 
 
 def test_binds_loopback_and_stops(postgres: PostgresInstance, tmp_path: Path) -> None:
-    task = AgentTask(scenario="s", symptom="s", tools=["execute_sql"], max_steps=5,
+    task = AgentTask(incident="INC-S", symptom="s", tools=["execute_sql"], max_steps=5,
                      timeout_seconds=60)
     with served_gate(tool_context(postgres, tmp_path), tmp_path / "trace.jsonl",
                      Budget(max_steps=5, timeout_seconds=60), task) as url:

@@ -489,6 +489,15 @@ async def test_series_are_capped_by_max_series(make_gate: MakeGate) -> None:
     assert out["truncated"] is True
 
 
+async def test_metric_names_are_listed_by_a_regular_expression(gate: ToolGate) -> None:
+    out = ok(await gate.call("query_metrics", {"query": "pg_up|node_load", "list_names": True}))
+    assert out["result_type"] == "names" and out["series"] == []
+    assert {"pg_up", "node_load1", "node_load5"} <= set(out["names"])
+    assert all("pg_up" in n or "node_load" in n for n in out["names"])
+    every = ok(await gate.call("query_metrics", {"query": ".", "list_names": True}))
+    assert every["total_series"] > len(out["names"]) and every["names"] == sorted(every["names"])
+
+
 async def test_bad_promql_is_an_error_naming_the_problem(gate: ToolGate) -> None:
     out = await gate.call("query_metrics", {"query": "rate(up[5m]"})
     assert out["ok"] is False

@@ -1,19 +1,27 @@
-"""The generated catalog page and the stored difficulty measurements match the manifests."""
+"""The generated pages (the catalog, the diagnosis contract) and the stored difficulty
+measurements match the manifests and the vocabulary."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from dbabench.evaluate import diagnosis_doc
 from dbabench.evaluate.complexity import unsignalled
 from dbabench.scenario import catalog, difficulty
 from dbabench.scenario.loader import discover, scenarios_root
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "scenarios.md"
+DIAGNOSIS_DOC = DOC.with_name("diagnosis.md")
 
 
 def test_docs_scenarios_md_is_generated_from_the_manifests() -> None:
     assert DOC.read_text() == catalog.render(scenarios_root()), (
         "docs/scenarios.md is out of date: run `make catalog`")
+
+
+def test_docs_diagnosis_md_is_generated_from_the_vocabulary() -> None:
+    assert DIAGNOSIS_DOC.read_text() == diagnosis_doc.render(), (
+        "docs/diagnosis.md is out of date: run `make catalog`")
 
 
 def test_stored_difficulty_is_of_the_manifests_as_they_are() -> None:

@@ -239,3 +239,14 @@ def test_missing_html_dir_names_the_package(tmp_path: Path) -> None:
 def test_search_without_an_index_is_unavailable(tmp_path: Path) -> None:
     with pytest.raises(KnowledgeBaseUnavailable, match="ensure_index"):
         search(tmp_path / "none.sqlite", "vacuum")
+
+
+def test_the_diagnosis_vocabulary_is_searchable_and_ranked_after_the_manual(db: Path) -> None:
+    asked = search(db, "vocabulary work_mem lowered for a whole database").hits
+    assert asked[0].doc_id == "vocabulary:database_work_mem_too_low"
+    assert asked[0].source == "vocabulary" and "ALTER [DATABASE]" in asked[0].snippet
+    # a plain question about a setting gets the manual first
+    plain = search(db, "deadlock_timeout", limit=20).hits
+    sources = [h.source for h in plain]
+    assert sources[0] == "postgresql-docs" and "vocabulary" in sources
+    assert sources.index("vocabulary") > max(i for i, s in enumerate(sources) if s != "vocabulary")

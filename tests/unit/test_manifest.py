@@ -8,6 +8,8 @@ import pytest
 import yaml
 
 from dbabench.cli.main import main
+from dbabench.evaluate.diagnosis import evaluate_diagnosis
+from dbabench.model.report import Report
 from dbabench.scenario.loader import ScenarioError, discover, golden_key, parse, scenarios_root
 
 SHIPPED = sorted(scenarios_root().rglob("*.yaml"))
@@ -23,8 +25,13 @@ def base_doc() -> dict:
 def test_shipped_scenarios_validate(path: Path) -> None:
     scenario = parse(path.read_text(), str(path))
     assert scenario.kind == "Scenario"
-    # the reference report the scripted agent derives must be able to pass diagnosis
-    assert any(c.field == "rootCauseType" for c in scenario.spec.diagnosis.conditions)
+    # the report the reference agent files passes diagnosis; the decoy's does not
+    diagnosis = scenario.spec.diagnosis
+    assert evaluate_diagnosis(diagnosis.canonical(), diagnosis).passed
+    stub = scenario.spec.decoy_report
+    decoy = Report(root_cause_type=stub.root_cause_type, causal_factors=stub.causal_factors,
+                   affected_objects=stub.affected_objects)
+    assert not evaluate_diagnosis(decoy, diagnosis).passed
 
 
 def test_names_are_unique_and_discoverable() -> None:
@@ -127,3 +134,13 @@ def test_cli_unknown_scenario_is_usage_error(capsys: pytest.CaptureFixture[str])
 def test_cli_unknown_agent_is_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", "stale-stats-lock-chain", "--agent", "gpt"]) == 2
     assert "unknown agent 'gpt'" in capsys.readouterr().err
+
+
+def test_a_cause_or_kind_outside_the_vocabulary_is_named_with_its_path() -> None:
+    doc = base_doc()
+    doc["spec"]["diagnosis"]["conditions"][0]["causes"] = ["stale_planner_stuff"]
+    doc["spec"]["decoyReport"]["affectedObjects"] = [{"kind": "tablespace", "name": "x"}]
+    message = errors_of(doc)
+    assert "spec.diagnosis.conditions[0].causes" in message
+    assert "nearest: stale_statistics" in message
+    assert "spec.decoyReport.affectedObjects[0].kind" in message

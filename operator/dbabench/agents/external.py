@@ -14,8 +14,10 @@ import os
 import secrets
 import signal
 import sys
+import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 from dbabench.model.task import AgentTask
 from dbabench.tools.gate import ToolGate
@@ -30,13 +32,16 @@ async def serving(task: AgentTask, gate: ToolGate) -> AsyncIterator[dict[str, st
     """The run's tool server, its connection and task files in the run directory; yields
     the three environment variables an agent is given."""
     run_dir = gate.trace.path.parent
-    task_file = run_dir / "task.json"
-    task_file.write_text(task.model_dump_json(indent=1))
+    (run_dir / "task.json").write_text(task.model_dump_json(indent=1))
     token = secrets.token_urlsafe(24)
-    async with serve(gate, task, token) as url:
-        Connection(url=url, token=token).write(run_dir)
-        yield {"DBABENCH_TOOLS_URL": url, "DBABENCH_TOOLS_TOKEN": token,
-               "DBABENCH_TASK_FILE": str(task_file)}
+    # the agent's copy lies where no path names the scenario (the run directory's name does)
+    with tempfile.TemporaryDirectory(prefix=f"dbabench-{task.incident}-") as private:
+        task_file = Path(private) / "task.json"
+        task_file.write_text(task.model_dump_json(indent=1))
+        async with serve(gate, task, token) as url:
+            Connection(url=url, token=token).write(run_dir)
+            yield {"DBABENCH_TOOLS_URL": url, "DBABENCH_TOOLS_TOKEN": token,
+                   "DBABENCH_TASK_FILE": str(task_file)}
 
 
 class ExternalAgent:

@@ -20,10 +20,13 @@ import json
 import os
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+from dbabench.model import taxonomy
 from dbabench.model.task import AgentTask
+from dbabench.model.taxonomy import ObjectKind
 from dbabench.tools.gate import ToolGate
 from dbabench.tools.specs import SUBMIT_REPORT, TOOL_SPECS
 
@@ -186,7 +189,8 @@ class HumanAgent:
         return False
 
     async def report(self, reader: asyncio.StreamReader, gate: ToolGate) -> bool:
-        """The report form: the fields of submit_report, asked one at a time."""
+        """The report form: the fields of submit_report, asked one at a time; causes and
+        objects are checked as they are typed, and ``words?`` lists the ids that fit."""
         self.say(SUBMIT_REPORT.description)
 
         async def field(label: str) -> str:
@@ -199,13 +203,31 @@ class HumanAgent:
                 found.append(entry)
             return found
 
-        def items(text: str) -> list[str]:
-            return [item.strip() for item in text.split(",") if item.strip()]
+        async def checked(label: str, check: Callable[[str], list[str]]) -> list[str]:
+            while True:
+                text = await field(label)
+                if text.endswith("?"):
+                    self.say(completions(text[:-1]))
+                    continue
+                values = [item.strip() for item in text.split(",") if item.strip()]
+                problems = [p for v in values for p in check(v)]
+                if not problems:
+                    return values
+                self.say("\n".join(problems))
 
+        root: list[str] = []
+        while len(root) != 1:
+            root = await checked("root cause type (words? lists ids)", _cause_problems)
+            if len(root) != 1:
+                self.say("one root cause, please")
+        objects = await checked("affected objects as KIND NAME, comma-separated (? lists kinds)",
+                                _object_problems)
+        factors = await checked("causal factors, comma-separated ids (words? lists ids)",
+                                _cause_problems)
         payload: dict[str, Any] = {
-            "root_cause_type": await field("root cause type"),
-            "affected_objects": items(await field("affected objects (comma-separated)")),
-            "causal_factors": items(await field("causal factors (comma-separated)")),
+            "root_cause_type": root[0],
+            "affected_objects": [_object(o) for o in objects],
+            "causal_factors": factors,
             "evidence": [],
         }
         for entry in await lines("evidence as TOOL: what you saw [#SEQ]"):
@@ -223,3 +245,39 @@ class HumanAgent:
             return True
         self.say(f"{result['error']}\ntype report to fill it in again")
         return False
+
+
+KINDS = ObjectKind.__args__  # type: ignore[attr-defined]
+
+
+def completions(text: str) -> str:
+    """What ``text?`` answers in the report form: kinds for objects, ids for causes."""
+    if not text.strip():
+        return "object kinds: " + ", ".join(KINDS)
+    vocabulary = taxonomy.taxonomy()
+    found = vocabulary.complete(text)
+    if not found:
+        return f"no id fits {text!r}; nearest: {', '.join(vocabulary.nearest(text))}"
+    return "\n".join(f"  {i}: {vocabulary.cause(i).definition}" for i in found)
+
+
+def _cause_problems(value: str) -> list[str]:
+    try:
+        taxonomy.resolve_cause(value)
+    except taxonomy.UnknownCause as e:
+        return [str(e)]
+    return []
+
+
+def _object(text: str) -> dict[str, str]:
+    kind, _, name = text.replace(":", " ", 1).partition(" ")
+    return {"kind": kind.strip().lower(), "name": name.strip()}
+
+
+def _object_problems(text: str) -> list[str]:
+    obj = _object(text)
+    if obj["kind"] not in KINDS:
+        return [f"{text!r}: the kind comes first, one of {', '.join(KINDS)}"]
+    if not obj["name"]:
+        return [f"{text!r}: a name after the kind, e.g. table public.orders"]
+    return []

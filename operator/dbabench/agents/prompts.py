@@ -8,6 +8,9 @@ as if they were one experiment.
 from __future__ import annotations
 
 import hashlib
+import json
+
+from dbabench.tools.specs import SUBMIT_REPORT, TOOL_SPECS
 
 SAFETY = (
     "This is production under live traffic. Read before you write. Prefer the least invasive"
@@ -60,4 +63,9 @@ NUDGE_INVALID = "Your last reply was not a valid step and was discarded: {proble
 
 
 def digest(*prompts: str) -> str:
-    return hashlib.sha256("\0".join(prompts).encode()).hexdigest()
+    """What a model agent is shown, hashed: its prompts and every function definition
+    (the tools' and the report's, vocabulary included), so that a changed contract is a
+    changed digest in agent.json."""
+    functions = json.dumps([s.as_function() for s in (*TOOL_SPECS, SUBMIT_REPORT)],
+                           sort_keys=True)
+    return hashlib.sha256("\0".join([*prompts, functions]).encode()).hexdigest()

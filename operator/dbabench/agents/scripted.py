@@ -58,17 +58,12 @@ class ReferenceAgent:
         actions = await _apply(gate, self.remediation)
         for call in spec.verification:
             await _call(gate, call)
-        by_field: dict[str, list[str]] = {}
-        for condition in spec.diagnosis.conditions:
-            by_field.setdefault(condition.field, []).append(condition.aliases[0])
-        root = by_field.get("rootCauseType") or by_field["causalFactors"][:1]
-        factors = [f for f in by_field.get("causalFactors", []) if f not in root]
-        gate.submit_report(Report(
-            root_cause_type=root[0], affected_objects=by_field.get("affectedObjects", []),
-            causal_factors=root[1:] + factors, evidence=evidence, actions=actions,
+        diagnosis = spec.diagnosis.canonical()
+        gate.submit_report(diagnosis.model_copy(update=dict(
+            evidence=evidence, actions=actions,
             verification="re-checked after the fix: " + ", ".join(c.tool for c in spec.verification),
             narrative=" -> ".join(h.state for h in spec.reference_path),
-        ).model_dump(mode="json"))
+        )).model_dump(mode="json"))
 
 
 class DecoyAgent:

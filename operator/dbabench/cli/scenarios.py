@@ -1,5 +1,6 @@
-"""``dbabench scenarios prove``, ``measure`` and ``catalog``: the self-proof battery, the
-difficulty measurement that rides on its reference runs, and the catalog page."""
+"""``dbabench scenarios prove``, ``measure``, ``catalog`` and ``vocabulary``: the self-proof
+battery, the difficulty measurement that rides on its reference runs, the catalog page and
+the diagnosis contract's page."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from dbabench.cli.interrupt import run_interruptible
+from dbabench.evaluate import diagnosis_doc
 from dbabench.model.proof import ProofCheck, ProveSummary, ScenarioProof
 from dbabench.paths import runs_dir
 from dbabench.runner.prove import default_jobs, plan, prove
@@ -41,6 +43,10 @@ def add_parsers(actions: argparse._SubParsersAction) -> None:  # type: ignore[ty
                                            " manifests and their measured difficulty")
     c.add_argument("--out", type=Path, default=None, help="write it here instead of printing")
     c.set_defaults(func=_catalog)
+    v = actions.add_parser("vocabulary", help="the diagnosis contract (docs/diagnosis.md) from"
+                                              " the vocabulary and the matcher")
+    v.add_argument("--out", type=Path, default=None, help="write it here instead of printing")
+    v.set_defaults(func=_vocabulary)
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -171,8 +177,15 @@ def _measure(args: argparse.Namespace) -> int:
     return EXIT_OK if len(measured) == len(summary.scenarios) else EXIT_FAILED
 
 
+def _vocabulary(args: argparse.Namespace) -> int:
+    return _write(args, diagnosis_doc.render(args.root))
+
+
 def _catalog(args: argparse.Namespace) -> int:
-    text = catalog.render(args.root or scenarios_root())
+    return _write(args, catalog.render(args.root or scenarios_root()))
+
+
+def _write(args: argparse.Namespace, text: str) -> int:
     if args.out is None:
         print(text, end="")
     else:

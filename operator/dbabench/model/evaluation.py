@@ -37,6 +37,10 @@ class DiagnosisResult(Model):
     passed: bool
     matches: list[ConditionMatch] = Field(default_factory=list)
     false_positives: list[str] = Field(default_factory=list)
+    neutral: list[str] = Field(
+        default_factory=list,
+        description="submitted values that neither matched nor counted against the report:"
+                    " true of the incident (alsoTrue), or extra objects within the tolerance")
     missing_critical: list[str] = Field(default_factory=list)
     contradictions: list[str] = Field(default_factory=list)
     reason: str = ""

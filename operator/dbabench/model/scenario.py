@@ -7,7 +7,9 @@ from typing import Annotated, Literal, Union
 
 from pydantic import Field, field_validator, model_validator
 
+from dbabench.model import taxonomy
 from dbabench.model.base import Model
+from dbabench.model.report import ObjectRef, Report
 from dbabench.model.status import ScenarioStatus
 from dbabench.model.workload import WorkloadSpec
 
@@ -290,35 +292,97 @@ class Remediation(Model):
 
 # Diagnosis ------------------------------------------------------------------------------------
 
-ReportField = Literal["rootCauseType", "causalFactors", "affectedObjects"]
+def _vocabulary_ids(causes: list[str]) -> list[str]:
+    """Manifests name causes by their ids (a synonym is for agents): say which id is meant."""
+    vocabulary = taxonomy.taxonomy()
+    for cause in causes:
+        resolved = vocabulary.resolve(cause)
+        if resolved is None:
+            taxonomy.resolve_cause(cause)
+        elif resolved != cause:
+            raise ValueError(f"{cause!r} is a synonym: write its id {resolved!r}")
+    return causes
 
 
 class Condition(Model):
+    """One thing a right diagnosis names: a cause (the root cause or a causal factor, wherever
+    the report files it) or an affected object. Any one of the listed causes or objects
+    satisfies it."""
+
     id: str
-    field: ReportField = Field(
-        description="rootCauseType and causalFactors are interchangeable causes; objects are"
-                    " matched only against affectedObjects")
-    aliases: list[str] = Field(min_length=1)
-    critical: bool = False
+    causes: list[str] = Field(default_factory=list,
+                              description="ids of the diagnosis vocabulary (model/taxonomy.yaml)")
+    objects: list[ObjectRef] = Field(default_factory=list)
+    critical: bool = Field(default=False,
+                           description="a report that misses it fails, whatever its F1")
+
+    _ids = field_validator("causes")(_vocabulary_ids)
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> "Condition":
+        if bool(self.causes) == bool(self.objects):
+            raise ValueError(f"condition {self.id}: give causes or objects, one of them")
+        return self
+
+
+class AlsoTrue(Model):
+    """True of the incident but not required: naming these is no false positive."""
+
+    causes: list[str] = Field(default_factory=list)
+    objects: list[ObjectRef] = Field(default_factory=list)
+
+    _ids = field_validator("causes")(_vocabulary_ids)
 
 
 class Contradiction(Model):
-    field: ReportField
-    aliases: list[str] = Field(min_length=1)
+    """Root causes (or affected objects) a right diagnosis cannot name: a report whose root
+    cause is one of ``causes`` or more specific than one, or that names one of ``objects``
+    anywhere, fails."""
+
+    causes: list[str] = Field(default_factory=list)
+    objects: list[ObjectRef] = Field(default_factory=list)
     why: str = ""
+
+    _ids = field_validator("causes")(_vocabulary_ids)
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> "Contradiction":
+        if bool(self.causes) == bool(self.objects):
+            raise ValueError("a contradiction gives causes or objects, one of them")
+        return self
 
 
 class DiagnosisSpec(Model):
     conditions: list[Condition] = Field(min_length=1)
+    also_true: AlsoTrue = Field(default_factory=AlsoTrue)
     contradictions: list[Contradiction] = Field(default_factory=list)
     pass_threshold: float = Field(default=0.8, gt=0, le=1)
 
     @model_validator(mode="after")
-    def _ids_unique(self) -> "DiagnosisSpec":
+    def _consistent(self) -> "DiagnosisSpec":
         ids = [c.id for c in self.conditions]
         if len(ids) != len(set(ids)):
             raise ValueError(f"condition ids must be unique: {ids}")
+        vocabulary = taxonomy.taxonomy()
+        right = [c for cond in self.conditions for c in cond.causes]
+        for wrong in (c for contradiction in self.contradictions for c in contradiction.causes):
+            # a root cause is contradicted by this cause and every more specific one: one of
+            # them cannot be what a condition asks for (as a factor, a contradiction may be
+            # true of the incident: alsoTrue)
+            if any(vocabulary.within(c, wrong) for c in right):
+                raise ValueError(f"contradiction {wrong} is a condition's cause or more general"
+                                 " than one: the right diagnosis would contradict itself")
+        if not any(c.critical and c.causes for c in self.conditions):
+            raise ValueError("a critical cause condition is required: the root cause")
         return self
+
+    def canonical(self) -> Report:
+        """The diagnosis in the manifest author's words: the first critical cause as the
+        root, every other condition's first cause or object (what the reference agent files)."""
+        causes = [c.causes[0] for c in sorted(self.conditions, key=lambda c: not c.critical)
+                  if c.causes]
+        return Report(root_cause_type=causes[0], causal_factors=causes[1:],
+                      affected_objects=[c.objects[0] for c in self.conditions if c.objects])
 
 
 # Safety ---------------------------------------------------------------------------------------
@@ -402,8 +466,11 @@ class ReportStub(Model):
     """What the decoy agent files: the symptom dressed up as the cause."""
 
     root_cause_type: str
-    affected_objects: list[str] = Field(default_factory=list)
+    affected_objects: list[ObjectRef] = Field(default_factory=list)
     causal_factors: list[str] = Field(default_factory=list)
+
+    _root = field_validator("root_cause_type")(lambda v: _vocabulary_ids([v])[0])
+    _factors = field_validator("causal_factors")(_vocabulary_ids)
 
 
 class Scenario(Model):

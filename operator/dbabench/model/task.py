@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import secrets
+
 from pydantic import Field
 
 from dbabench.model.base import Model
 from dbabench.model.scenario import Scenario
 
 
+def new_incident() -> str:
+    """A per-run id the agent knows the incident by: nothing in it names the scenario, since
+    many names state their root cause."""
+    return f"INC-{secrets.token_hex(4).upper()}"
+
+
 class AgentTask(Model):
     """All an evaluated agent is told."""
 
-    scenario: str
+    incident: str = Field(description="this run's incident id (it names nothing else)")
     symptom: str
     tools: list[str]
     max_steps: int
@@ -23,14 +31,15 @@ class AgentTask(Model):
                 " tools, verify the repair, then submit a structured report.")
 
     @classmethod
-    def of(cls, scenario: Scenario, tools: list[str]) -> AgentTask:
+    def of(cls, scenario: Scenario, tools: list[str], incident: str) -> AgentTask:
         """What an agent is told about ``scenario``: its symptom and budget, nothing else."""
         budget = scenario.spec.budget
-        return cls(scenario=scenario.name, symptom=scenario.spec.symptom, tools=tools,
+        return cls(incident=incident, symptom=scenario.spec.symptom, tools=tools,
                    max_steps=budget.max_steps, timeout_seconds=budget.timeout_seconds,
                    max_cost_usd=budget.max_cost_usd)
 
     def as_text(self) -> str:
         """The task as an agent's first message: the same words on every surface."""
-        return (f"{self.instructions}\n\nAlert: {self.symptom}\n\nBudget: {self.max_steps}"
+        return (f"{self.instructions}\n\nIncident {self.incident}. Alert: {self.symptom}\n\n"
+                f"Budget: {self.max_steps}"
                 f" tool calls, {self.timeout_seconds:.0f} seconds.")

@@ -31,7 +31,7 @@ from dbabench.env.remote import LogMirror, RemoteInstanceControl
 from dbabench.evaluate import evaluator, predicates
 from dbabench.faults.steps import apply_steps, populate_golden
 from dbabench.model.scenario import Scenario
-from dbabench.model.task import AgentTask
+from dbabench.model.task import AgentTask, new_incident
 from dbabench.model.trace import AgentOutcome
 from dbabench.runner.run import admit
 from dbabench.scenario.loader import golden_key, load_file
@@ -274,7 +274,7 @@ async def tools() -> None:
                           prometheus_url=f"http://{host}:{port}", knowledge_index=index)
         gate = ToolGate(ctx, TraceWriter(_work_dir() / "trace.jsonl"),
                         Budget(max_steps=budget.max_steps, timeout_seconds=budget.timeout_seconds))
-        task = AgentTask.of(scenario, list(TOOL_NAMES))
+        task = AgentTask.of(scenario, list(TOOL_NAMES), new_incident())
         Path(_var("DBABENCH_TASK_FILE")).write_text(task.model_dump_json(indent=1))
         started = time.monotonic()
         async with serve(gate, task, _var("DBABENCH_TOOLS_TOKEN"), "0.0.0.0", _port("tools")):

@@ -19,7 +19,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from dbabench.agents.base import Agent, AgentFailure
-from dbabench.model.task import AgentTask
+from dbabench.model.run import RunRecord
+from dbabench.model.task import AgentTask, new_incident
 from dbabench.env.local import Golden, LocalEnvironment, LocalInstanceControl
 from dbabench.env.monitoring import Monitoring
 from dbabench.env.postgres import BASELINE_SETTINGS
@@ -192,11 +193,16 @@ async def run_scenario(scenario: Scenario, agent: Agent, *, runs_root: Path,
     started is stopped, its clone discarded, the store released, and no verdict written
     (``evaluation.json`` is written last, after the teardown); CancelledError is raised."""
     run_dir = new_run_dir(runs_root, scenario.name, agent.name)
+    incident = new_incident()
+    (run_dir / "run.json").write_text(RunRecord(
+        scenario=scenario.name, agent=agent.name, incident=incident,
+        started_at=datetime.now(timezone.utc)).model_dump_json(indent=1))
     (run_dir / "scenario.yaml").write_text(manifest_text)
     for note in reap_orphans(runs_root):
         progress(note)
     store = open_store()
-    env = LocalEnvironment(run_dir, run_dir.name, store)
+    # the clone (the data directory an agent can SHOW) is named by the incident id only
+    env = LocalEnvironment(run_dir, incident, store)
     await _checkpoint(on_phase, Phase.provisioning)
     progress(f"provisioning ({store.strategy} store)")
     async with RunThreads(env) as threads:
@@ -242,7 +248,7 @@ async def run_scenario(scenario: Scenario, agent: Agent, *, runs_root: Path,
             gate = ToolGate(ctx, TraceWriter(run_dir / "trace.jsonl"),
                             Budget(max_steps=budget.max_steps,
                                    timeout_seconds=budget.timeout_seconds))
-            task = AgentTask.of(scenario, list(TOOL_NAMES))
+            task = AgentTask.of(scenario, list(TOOL_NAMES), incident)
             progress(f"agent {agent.name} at work (budget {budget.max_steps} steps,"
                      f" {budget.timeout_seconds:.0f}s)")
             await _checkpoint(on_phase, Phase.running)

@@ -46,7 +46,8 @@ def format_validation_error(source: str, error: ValidationError) -> str:
 
 def parse(text: str, source: str = "<string>") -> Scenario:
     try:
-        doc = yaml.safe_load(text)
+        # libyaml's parser: the pure-Python one takes ~1.7 s for the 59 shipped manifests
+        doc = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as e:
         raise ScenarioError(f"{source}: not valid YAML: {e}") from e
     if not isinstance(doc, dict):

@@ -56,6 +56,11 @@ class ToolClient:
         tools: list[dict[str, Any]] = self._request("GET", "/v1/tools")["tools"]
         return tools
 
+    def report_schema(self) -> dict[str, Any]:
+        """The report's name, description, JSON schema (``parameters``) and endpoint."""
+        report: dict[str, Any] = self._request("GET", "/v1/tools")["report"]
+        return report
+
     def budget(self) -> dict[str, Any]:
         """Tool calls and seconds left, and why calls stopped, if they did."""
         return self._request("GET", "/v1/budget")
@@ -102,6 +107,10 @@ class AsyncToolClient:
     async def tools(self) -> list[dict[str, Any]]:
         tools: list[dict[str, Any]] = (await self._request("GET", "/v1/tools"))["tools"]
         return tools
+
+    async def report_schema(self) -> dict[str, Any]:
+        report: dict[str, Any] = (await self._request("GET", "/v1/tools"))["report"]
+        return report
 
     async def budget(self) -> dict[str, Any]:
         return await self._request("GET", "/v1/budget")

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+import typing
 from typing import Any
 
 import psycopg
@@ -158,7 +159,7 @@ class ToolGate:
         try:
             return model.model_validate(args)
         except ValidationError as e:
-            raise ToolError(f"invalid arguments: {_problems(e)}") from e
+            raise ToolError(f"invalid arguments: {_problems(e, model)}") from e
 
     async def _execute_sql(self, args: dict[str, Any], extra: dict[str, Any]) -> tuple[Any, bool]:
         parsed: ExecuteSqlArgs = self._parse(ExecuteSqlArgs, args)
@@ -244,7 +245,7 @@ class ToolGate:
             return {"ok": True}
         except ValidationError as e:
             self.report = None
-            self.report_error = _problems(e)
+            self.report_error = _problems(e, Report)
             self.trace.record(kind="report", ok=False, observation=payload,
                               error=self.report_error)
             return {"ok": False, "error": f"invalid report: {self.report_error}"}
@@ -263,11 +264,21 @@ class ToolGate:
             await self.sql.popitem()[1].close()
 
 
-def _problems(error: ValidationError) -> str:
-    """Field paths in snake_case, as agents spell them, whichever spelling pydantic reports."""
-    return "; ".join(
-        f"{'.'.join(to_snake(p) if isinstance(p, str) else str(p) for p in err['loc']) or 'args'}:"
-        f" {err['msg']}" for err in error.errors())
+def _problems(error: ValidationError, model: type[BaseModel]) -> str:
+    """Field paths in snake_case, as agents spell them, whichever spelling pydantic reports;
+    a missing field says what it takes (an agent that missed it in a long listing)."""
+    fields = model.model_fields
+    problems = []
+    for err in error.errors():
+        path = '.'.join(to_snake(p) if isinstance(p, str) else str(p) for p in err['loc'])
+        text = f"{path or 'args'}: {err['msg']}"
+        field = fields.get(str(err["loc"][0])) if err["type"] == "missing" and err["loc"] else None
+        if field is not None:
+            choices = typing.get_args(field.annotation)
+            text += (f" ({field.description})" if field.description else "") + (
+                f", one of {', '.join(map(str, choices))}" if choices else "")
+        problems.append(text)
+    return "; ".join(problems)
 
 
 def _executable(sql: str, statements: list[StatementInfo]) -> list[StatementInfo]:

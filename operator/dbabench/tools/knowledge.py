@@ -22,6 +22,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Literal
 
+from dbabench.model import taxonomy
 from dbabench.model.base import Model
 from dbabench.paths import cache_dir
 
@@ -29,7 +30,7 @@ DEFAULT_HTML_DIR = Path("/usr/share/doc/postgresql-doc-15/html")
 DEFAULT_SOPS_DIR = Path(__file__).resolve().parent.parent / "knowledge" / "sops"
 
 # Part of the input digest, so changing how documents are chunked invalidates cached indexes.
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 
 MAX_LIMIT = 20
 # Bounds the MATCH expression an agent can make SQLite evaluate.
@@ -37,12 +38,13 @@ MAX_QUERY_TERMS = 32
 SNIPPET_MIN_CHARS = 40
 SNIPPET_MAX_CHARS = 2000
 SOP_SECTION = "Operational runbooks"
+VOCABULARY_SECTION = "Diagnosis vocabulary"
 
 # bm25() takes one weight per column, in table order: doc_id, title, section_path, body, source.
 # A term in a heading says far more about what a section is about than one in passing prose.
 _BM25_WEIGHTS = "0.0, 5.0, 3.0, 1.0, 0.0"
 
-Source = Literal["postgresql-docs", "sop"]
+Source = Literal["postgresql-docs", "sop", "vocabulary"]
 
 
 class IndexBuildStopped(RuntimeError):
@@ -361,6 +363,8 @@ def _inputs(html_dir: Path, sops_dir: Path) -> Iterator[tuple[str, Path, bytes]]
         yield "html", path, path.read_bytes()
     for path in _sop_files(sops_dir):
         yield "sop", path, path.read_bytes()
+    # the report contract's vocabulary, so that an agent can look up what a cause id means
+    yield "vocabulary", taxonomy.TAXONOMY_FILE, taxonomy.TAXONOMY_FILE.read_bytes()
 
 
 def _digest_update(digest: hashlib._Hash, kind: str, path: Path, data: bytes) -> None:
@@ -410,6 +414,8 @@ def build_index(
         _check(stop)
         _digest_update(digest, kind, path, data)
         text = data.decode("utf-8", errors="replace")
+        if kind == "vocabulary":
+            continue
         if kind == "sop":
             sops.append(_parse_sop(path, text))
             continue
@@ -426,6 +432,12 @@ def build_index(
     for sop in sops:
         path = " > ".join([SOP_SECTION, sop.title])
         rows.append((f"sop:{sop.slug}", sop.title, path, sop.body, "sop"))
+    # one row a cause, so that a search returns the entries it is about
+    for area, title in taxonomy.taxonomy().areas.items():
+        for entry in taxonomy.area_entries(area):
+            cause = entry.split(":", 1)[0]
+            rows.append((f"vocabulary:{cause}", f"{VOCABULARY_SECTION}: {cause}",
+                         f"{VOCABULARY_SECTION} > {title}", entry, "vocabulary"))
 
     db_path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{db_path.name}.", suffix=".tmp", dir=db_path.parent)
@@ -568,9 +580,10 @@ def search(
                    snippet(chunks, 3, '[', ']', '…', ?),
                    bm25(chunks, {_BM25_WEIGHTS}) AS rank
             FROM chunks WHERE chunks MATCH ?
-            ORDER BY rank LIMIT ?
+            ORDER BY source = 'vocabulary' AND NOT ?, rank LIMIT ?
             """,
-            (snippet_tokens, expression, limit),
+            # the report's vocabulary comes after the manual, unless it is what is asked for
+            (snippet_tokens, expression, "vocabulary" in query.lower(), limit),
         ).fetchall()
     hits = [
         KnowledgeHit(

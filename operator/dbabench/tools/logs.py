@@ -23,7 +23,9 @@ SEVERITIES = ["DEBUG5", "DEBUG4", "DEBUG3", "DEBUG2", "DEBUG1", "LOG", "INFO", "
 
 
 class ReadLogArgs(Model):
-    source: Literal["postgresql", "business"]
+    source: Literal["postgresql", "business"] = Field(
+        description="required: postgresql (the database server's log) or business (the"
+                    " application's log of its requests)")
     tail: int = Field(default=50, ge=1, le=500, description="return the last N matching lines")
     since_seconds: float | None = Field(default=None, gt=0,
                                         description="only records of the last N seconds")

@@ -35,7 +35,8 @@ async def build(connection: Connection) -> tuple[Server[Any], AsyncToolClient]:
     """An MCP server for the run behind ``connection``; the caller closes the client."""
     client = AsyncToolClient(connection.url, connection.token)
     task = AgentTask.model_validate(await client.task())
-    offered = [*await client.tools(), SUBMIT_REPORT.as_json()]
+    # the report as the run's own server describes it, as the tools are
+    offered = [*await client.tools(), await client.report_schema()]
     tools = [types.Tool(name=t["name"], description=t["description"],
                         input_schema=t["parameters"]) for t in offered]
 

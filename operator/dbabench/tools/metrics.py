@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -20,6 +21,10 @@ class QueryMetricsArgs(Model):
         default=None, gt=0, le=86_400,
         description="if set, a range query over the last N seconds; else an instant query")
     step_seconds: float = Field(default=5.0, gt=0, le=3600)
+    list_names: bool = Field(
+        default=False,
+        description="instead of evaluating query, list the metric names it matches as a"
+                    " regular expression ('checkout', 'pg_stat_.*', '.' for all)")
 
 
 class Series(Model):
@@ -30,19 +35,16 @@ class Series(Model):
 
 class QueryMetricsResult(Model):
     result_type: str
-    series: list[Series]
+    series: list[Series] = Field(default_factory=list)
+    names: list[str] | None = Field(default=None, description="list_names: the metric names")
     total_series: int
     truncated: bool = False
 
 
-async def query_metrics(ctx: ToolContext, args: QueryMetricsArgs) -> QueryMetricsResult:
-    if args.range_seconds is None:
-        path, params = "/api/v1/query", {"query": args.query}
-    else:
-        now = time.time()
-        path = "/api/v1/query_range"
-        params = {"query": args.query, "start": f"{now - args.range_seconds:.3f}",
-                  "end": f"{now:.3f}", "step": f"{args.step_seconds:g}"}
+MAX_NAMES = 300
+
+
+async def _get(ctx: ToolContext, path: str, params: dict[str, str]) -> Any:
     try:
         async with httpx.AsyncClient(base_url=ctx.prometheus_url, timeout=15.0) as client:
             response = await client.get(path, params=params)
@@ -53,7 +55,30 @@ async def query_metrics(ctx: ToolContext, args: QueryMetricsArgs) -> QueryMetric
     if response.status_code != 200 or body.get("status") != "success":
         raise ToolError(f"PromQL error ({response.status_code}): "
                         f"{body.get('errorType', '')} {body.get('error', response.text[:300])}")
-    data = body["data"]
+    return body["data"]
+
+
+async def _names(ctx: ToolContext, pattern: str) -> QueryMetricsResult:
+    # Prometheus anchors the expression: a name containing the words is what a person means.
+    # A JSON string is a valid PromQL string literal (the same escapes).
+    selector = "{__name__=~" + json.dumps(f".*(?:{pattern}).*") + "}"
+    names = await _get(ctx, "/api/v1/label/__name__/values", {"match[]": selector})
+    kept, truncated = clip_list(sorted(names), MAX_NAMES)
+    return QueryMetricsResult(result_type="names", names=kept, total_series=len(names),
+                              truncated=truncated)
+
+
+async def query_metrics(ctx: ToolContext, args: QueryMetricsArgs) -> QueryMetricsResult:
+    if args.list_names:
+        return await _names(ctx, args.query)
+    if args.range_seconds is None:
+        path, params = "/api/v1/query", {"query": args.query}
+    else:
+        now = time.time()
+        path = "/api/v1/query_range"
+        params = {"query": args.query, "start": f"{now - args.range_seconds:.3f}",
+                  "end": f"{now:.3f}", "step": f"{args.step_seconds:g}"}
+    data = await _get(ctx, path, params)
     # scalar and string results are a bare [ts, value], not a list of series
     raw = (data["result"] if data["resultType"] in ("vector", "matrix")
            else [{"metric": {}, "value": data["result"]}])

@@ -54,8 +54,12 @@ def document(offered: Iterable[ToolSpec], events: Iterable[type[BaseModel]]) -> 
                              "responses": {"200": _json(_ref(AgentTask), "the task")}}},
         "/v1/budget": {"get": {"summary": "tool calls and seconds left",
                                "responses": {"200": _json(_ref(BudgetStatus), "the budget")}}},
-        "/v1/tools": {"get": {"summary": "each offered tool's name, description and JSON schema",
-                              "responses": {"200": _json({"type": "object"}, "the tools")}}},
+        "/v1/tools": {"get": {
+            "summary": "each offered tool's name, description and JSON schema, and the"
+                       " report's (how it is filed, what is scored)",
+            "responses": {"200": _json({"type": "object", "properties": {
+                "tools": {"type": "array", "items": {"type": "object"}},
+                "report": {"type": "object"}}}, "the tools and the report")}}},
         "/v1/report": {"post": {
             "summary": "file the structured report",
             "requestBody": _json(_ref(Report), "the report"),

@@ -38,7 +38,7 @@ from dbabench.model.trace import Usage
 from dbabench.tools import openapi
 from dbabench.tools.errors import BudgetExhausted
 from dbabench.tools.gate import ToolGate
-from dbabench.tools.specs import TOOL_SPECS
+from dbabench.tools.specs import SUBMIT_REPORT, TOOL_SPECS
 
 log = logging.getLogger(__name__)
 
@@ -160,7 +160,11 @@ class _Endpoints:
             self.gate.budget.status(self.gate.exhausted).model_dump(mode="json"))
 
     async def list_tools(self, request: web.Request) -> web.Response:
-        return web.json_response({"tools": [s.as_json() for s in self.tools.values()]})
+        # the report's schema beside the tools: an agent should not need the OpenAPI
+        # document to learn how it is judged
+        return web.json_response({"tools": [s.as_json() for s in self.tools.values()],
+                                  "report": {**SUBMIT_REPORT.as_json(),
+                                             "endpoint": "POST /v1/report"}})
 
     async def call_tool(self, request: web.Request) -> web.Response:
         name = request.match_info["name"]

@@ -89,17 +89,24 @@ TOOL_SPECS: tuple[ToolSpec, ...] = (
         " relying on it. Query with words or exact names (pg_stat_activity,"
         " autovacuum_vacuum_scale_factor); returns up to limit sections with their title,"
         " place in the manual and a snippet. It knows PostgreSQL in general and nothing about"
-        " this particular system or incident.",
+        " this particular system or incident. It also holds the report's diagnosis vocabulary,"
+        " one entry per cause id with its definition: include the word vocabulary to search it"
+        " first (\"vocabulary work_mem database\").",
         QueryKnowledgeArgs),
 )
 
 SUBMIT_REPORT = ToolSpec(
     "submit_report",
-    "File the structured incident report, once, when you have repaired and verified (or"
-    " given up). root_cause_type is one short snake_case label for the root cause;"
-    " affected_objects the tables, indexes, settings, roles or sessions involved;"
-    " causal_factors the other links of the causal chain; evidence the observations that"
-    " show them (trace_seq: the seq a tool result carried); actions what you changed;"
-    " verification how you checked that the repair holds. It ends your work.",
+    "File the structured incident report when you have repaired and verified (or given up)."
+    " root_cause_type is the root cause, one id of the diagnosis vocabulary (the schema lists"
+    " them; query_knowledge_base \"vocabulary ...\" gives their definitions);"
+    " causal_factors the other links of the causal chain, ids of the same vocabulary, only"
+    " those that are true (each wrong one counts against you); affected_objects the objects"
+    " involved as {kind, name} (kind: table, index, function, role, database, setting,"
+    " session, ...; schema-qualify where it matters). evidence: the observations that show"
+    " them (trace_seq: the seq a tool result carried); actions: what you changed;"
+    " verification: how you checked that the repair holds; narrative: free text. Only the"
+    " causes and objects are scored. A cause outside the vocabulary is refused with the"
+    " nearest ids, and you may submit again; a valid report ends your work.",
     Report)
 """Not a tool of the gate: every surface that offers the five tools offers this beside them."""
