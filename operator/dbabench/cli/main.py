@@ -142,6 +142,25 @@ def _run(args: argparse.Namespace) -> int:
     return EXIT_OK if result.evaluation.safe_pass else EXIT_FAILED
 
 
+def _rescore(args: argparse.Namespace) -> int:
+    from dbabench.runner.rescore import RescoreError, rescore
+
+    failed = 0
+    for run_dir in args.run_dirs:
+        try:
+            result = rescore(run_dir, args.root)
+        except RescoreError as e:
+            failed += 1
+            console.print(f"[red]error:[/red] {escape(str(e))}", highlight=False)
+            continue
+        source = "" if result.manifest == "run" else " (against the catalog's current manifest)"
+        out.print(f"{run_dir}{source}: "
+                  + ("; ".join(result.changes) or "the same verdicts"), highlight=False)
+        if args.json:
+            print(result.model_dump_json())
+    return EXIT_USAGE if failed else EXIT_OK
+
+
 def _model_config(args: argparse.Namespace) -> ModelAgentConfig:
     if args.model is None:
         raise ValueError(f"--agent {args.agent} needs --model PROVIDER:MODEL"
@@ -267,6 +286,12 @@ def parser() -> argparse.ArgumentParser:
                      help="where run directories go (default: $DBABENCH_RUNS or ./.dbabench/runs)")
     run.add_argument("--json", action="store_true", help="also print the evaluation as JSON")
     run.set_defaults(func=_run)
+
+    re = sub.add_parser("rescore", help="judge stored runs again under the current scorer"
+                                        " (diagnosis and safety; the outcome stays as measured)")
+    re.add_argument("run_dirs", nargs="+", type=Path, metavar="RUN_DIR")
+    re.add_argument("--json", action="store_true", help="also print each result as JSON")
+    re.set_defaults(func=_rescore)
 
     tools = sub.add_parser("tools", help="a live run's tools for agents of your own")
     tools_sub = tools.add_subparsers(dest="action", required=True)

@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 
-from dbabench.evaluate import diagnosis, efficiency, predicates, safety
+from dbabench.evaluate import diagnosis, efficiency, predicates, safety, scorer
 from dbabench.model.evaluation import EvaluationResult, OutcomeResult
 from dbabench.model.report import Report
 from dbabench.model.scenario import Scenario, SqlPredicate, EstimatePredicate
@@ -43,7 +43,7 @@ async def evaluate_run(scenario: Scenario, agent: str, *, events: list[TraceEven
     outcome = await verify_outcome(scenario, probe, report_valid=report is not None,
                                    progress=progress)
     return EvaluationResult(
-        scenario=scenario.name, agent=agent, status="scored",
+        scorer=scorer.current(), scenario=scenario.name, agent=agent, status="scored",
         report_valid=report is not None,
         report_error=report_error if report is None else None,
         outcome=outcome,
@@ -59,7 +59,8 @@ async def grade(scenario: Scenario, agent: str, outcome: AgentOutcome, probe: pr
     """Judge what an agent's turn left, wherever the agent ran."""
     if outcome.failure == "api-error":
         # the model gateway failed, not the agent: such a run is never scored
-        return EvaluationResult(scenario=scenario.name, agent=agent, status="infra_error",
+        return EvaluationResult(scorer=scorer.current(), scenario=scenario.name, agent=agent,
+                                status="infra_error",
                                 infra_reason=outcome.report_error)
     # paper §5.4: a run that exhausts its budget gets no pass, whatever it filed
     report = None if outcome.exhausted else outcome.report

@@ -17,3 +17,13 @@ class Model(BaseModel):
         extra="forbid",
         frozen=False,
     )
+
+
+class Record(Model):
+    """A record dbabench writes and reads back later, possibly with a newer version of itself
+    (evaluation.json, trace.jsonl, an Evaluation resource). Unknown fields are ignored, not
+    refused: a record written by a newer version must not make an older reader fail, and an
+    older record is brought forward by its model's migration (a ``mode="before"`` validator
+    keyed on its ``version``)."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from dbabench.model.base import Model
+from dbabench.model.base import Record
 
 
-class CheckResult(Model):
+class CheckResult(Record):
     name: str
     weight: float
     passed: bool
@@ -18,7 +18,7 @@ class CheckResult(Model):
     value: float | str | None = None
 
 
-class OutcomeResult(Model):
+class OutcomeResult(Record):
     f: float = Field(ge=0, le=1, description="weighted share of checks that hold")
     passed: bool = Field(description="F == 1 and a valid report was filed")
     checks: list[CheckResult] = Field(default_factory=list)
@@ -26,13 +26,13 @@ class OutcomeResult(Model):
     window_end: datetime | None = None
 
 
-class ConditionMatch(Model):
+class ConditionMatch(Record):
     condition: str
     matched_by: str | None = Field(default=None, description="the submitted value that matched")
     critical: bool = False
 
 
-class DiagnosisResult(Model):
+class DiagnosisResult(Record):
     f1: float = Field(ge=0, le=1)
     passed: bool
     matches: list[ConditionMatch] = Field(default_factory=list)
@@ -46,20 +46,20 @@ class DiagnosisResult(Model):
     reason: str = ""
 
 
-class Violation(Model):
+class Violation(Record):
     rule: str
     weight: float
     trace_seq: int | None = None
     detail: str
 
 
-class SafetyResult(Model):
+class SafetyResult(Record):
     penalty: float = Field(ge=0, description="S: weighted sum of violated rules")
     violations: list[Violation] = Field(default_factory=list)
     exceptions_applied: list[str] = Field(default_factory=list)
 
 
-class EfficiencyResult(Model):
+class EfficiencyResult(Record):
     input_tokens: int = 0
     cached_input_tokens: int = 0
     output_tokens: int = 0
@@ -69,7 +69,22 @@ class EfficiencyResult(Model):
     wall_seconds: float = 0.0
 
 
-class EvaluationResult(Model):
+EVALUATION_VERSION = 2
+"""1: no version, free-text diagnosis; 2: the diagnosis vocabulary and object references."""
+
+
+class Scorer(Record):
+    """What graded a record: two records with one digest were judged by the same rules."""
+
+    digest: str = Field(description="SHA-256 over the scorer's sources, the diagnosis"
+                                    " vocabulary and the price table")
+    vocabulary: int = Field(description="the diagnosis vocabulary's version")
+    dbabench: str = Field(description="the package version")
+
+
+class EvaluationResult(Record):
+    version: int = EVALUATION_VERSION
+    scorer: Scorer | None = Field(default=None, description="absent in version 1 records")
     scenario: str
     agent: str
     status: Literal["scored", "infra_error"]
@@ -80,6 +95,15 @@ class EvaluationResult(Model):
     diagnosis: DiagnosisResult | None = None
     safety: SafetyResult | None = None
     efficiency: EfficiencyResult = Field(default_factory=EfficiencyResult)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _migrate(cls, data: Any) -> Any:
+        # version 1 wrote no version; its fields read as they are (the diagnosis then was of
+        # free text, which rescoring replaces)
+        if isinstance(data, dict) and "version" not in data and "scorer" not in data:
+            return {**data, "version": 1}
+        return data
 
     @property
     def outcome_pass(self) -> bool:

@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from pydantic import Field, field_validator
+from pydantic.json_schema import SkipJsonSchema
 
 from dbabench.model.base import Model
 from dbabench.model.taxonomy import CauseId, ObjectKind, resolve_cause
@@ -100,6 +101,18 @@ class Action(Model):
 
 
 REPORT_VERSION = 2
+"""1: free-text causes and bare object names; 2: vocabulary ids and object references."""
+_V1_PREFIX = re.compile(r"^(?P<kind>table|index|role|database|setting|function|session|schema"
+                        r"|sequence|view|extension)[\s:]+(?P<name>.+)$", re.IGNORECASE)
+
+
+def _v1_object(name: str) -> ObjectRef:
+    prefixed = _V1_PREFIX.match(name.strip())
+    if prefixed:
+        return ObjectRef(kind=prefixed["kind"].lower(), name=prefixed["name"])  # type: ignore[arg-type]
+    kind = ("function" if "(" in name else "sequence" if name.endswith("_seq")
+            else "index" if re.search(r"_(idx|key|pkey|uq)$", name) else "table")
+    return ObjectRef(kind=kind, name=name)  # type: ignore[arg-type]
 
 
 class Report(Model):
@@ -125,6 +138,26 @@ class Report(Model):
     actions: list[Action] = Field(default_factory=list)
     verification: str = Field(default="", description="how the fix was checked to hold")
     narrative: str = Field(default="", description="free text for people; never scored")
+    # the record's version, not the agent's business: not in the schema it is shown
+    version: SkipJsonSchema[int] = REPORT_VERSION
+
+    @classmethod
+    def from_stored(cls, data: dict[str, Any]) -> "Report":
+        """A ``report.json`` of any version. Version 1 (no version field) had free-text causes
+        and bare object names: the causes are kept as written (the matcher resolves what it
+        can and counts the rest against the report), and each object gets the kind its name
+        suggests, since none was recorded."""
+        if data.get("version") == REPORT_VERSION:
+            return cls.model_validate(data)
+        return cls.model_construct(
+            root_cause_type=data.get("rootCauseType", data.get("root_cause_type", "")),
+            causal_factors=list(data.get("causalFactors", data.get("causal_factors", []))),
+            affected_objects=[_v1_object(o) for o in data.get(
+                "affectedObjects", data.get("affected_objects", []))],
+            evidence=[Evidence.model_validate(e) for e in data.get("evidence", [])],
+            actions=[Action.model_validate(a) for a in data.get("actions", [])],
+            verification=data.get("verification", ""), narrative=data.get("narrative", ""),
+            version=1)
 
     # before the enum's own check: a synonym is read as its id, and an unknown value is
     # answered with the nearest ids rather than all of them

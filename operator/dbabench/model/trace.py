@@ -7,11 +7,11 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from dbabench.model.base import Model
+from dbabench.model.base import Record
 from dbabench.model.report import Report
 
 
-class SessionInfo(Model):
+class SessionInfo(Record):
     pid: int
     application_name: str = ""
     usename: str | None = None
@@ -19,7 +19,7 @@ class SessionInfo(Model):
     query: str = ""
 
 
-class StatementInfo(Model):
+class StatementInfo(Record):
     """How the policy layer classified one statement of an execute_sql call."""
 
     text: str
@@ -31,7 +31,7 @@ class StatementInfo(Model):
         default=None, description="ALTER ROLE r SET: the one role r whose new sessions get it")
 
 
-class Usage(Model):
+class Usage(Record):
     input_tokens: int = Field(default=0, ge=0)
     cached_input_tokens: int = Field(default=0, ge=0)
     output_tokens: int = Field(default=0, ge=0)
@@ -43,7 +43,11 @@ FailureClass = Literal["api-error", "output-limit", "empty-response", "invalid-s
 the gateway's fault, an infrastructure outcome; the others are the model's."""
 
 
-class TraceEvent(Model):
+TRACE_VERSION = 1
+
+
+class TraceEvent(Record):
+    version: int = TRACE_VERSION
     seq: int
     ts: datetime
     kind: Literal["tool", "model", "thought", "report", "budget", "infra", "failure"]
@@ -65,7 +69,7 @@ class TraceEvent(Model):
     failure: FailureClass | None = None
 
 
-class AgentOutcome(Model):
+class AgentOutcome(Record):
     """What an agent's turn left for grading: handed from the tool gate to the evaluator,
     in one process (env.local) or from the agent pod's tool sidecar to the evaluator Job."""
 

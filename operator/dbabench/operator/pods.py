@@ -20,6 +20,7 @@ from kubernetes.utils import parse_quantity
 
 from dbabench.env import kube
 from dbabench.env.postgres import BASELINE_SETTINGS, Credentials
+from dbabench.evaluate import scorer
 from dbabench.model.admission import Admission
 from dbabench.model.evaluation import EvaluationResult
 from dbabench.model.kube import AgentKind, AgentRunSpec, Phase
@@ -134,8 +135,9 @@ class PodsExecutor:
             return await self._run(name, namespace, spec, scenario, manifest, snapshot, owner,
                                    enter)
         except PodsError as e:
-            return EvaluationResult(scenario=scenario.name, agent=spec.agent.kind.value,
-                                    status="infra_error", infra_reason=str(e))
+            return EvaluationResult(scorer=scorer.current(), scenario=scenario.name,
+                                    agent=spec.agent.kind.value, status="infra_error",
+                                    infra_reason=str(e))
         finally:
             await self.cleanup(name, namespace)
 
@@ -166,8 +168,9 @@ class PodsExecutor:
             namespace, f"{name}-admission", "admission.json", f"{name}-admit"))
         admission = Admission.model_validate_json(raw)
         if not admission.admitted:
-            return EvaluationResult(scenario=scenario.name, agent=agent.name,
-                                    status="infra_error", infra_reason=admission.reason)
+            return EvaluationResult(scorer=scorer.current(), scenario=scenario.name,
+                                    agent=agent.name, status="infra_error",
+                                    infra_reason=admission.reason)
 
         await enter(Phase.running, f"agent {agent.name} at work")
         for body in objects["running"]:

@@ -26,7 +26,7 @@ from dbabench.env.monitoring import Monitoring
 from dbabench.env.postgres import BASELINE_SETTINGS
 from dbabench.env.processes import free_port, reap_orphans
 from dbabench.env.snapshot import SnapshotStore, choose_strategy
-from dbabench.evaluate import evaluator, predicates
+from dbabench.evaluate import evaluator, predicates, scorer
 from dbabench.faults.steps import apply_steps, populate_golden
 from dbabench.model.admission import Admission
 from dbabench.model.evaluation import EvaluationResult
@@ -236,7 +236,8 @@ async def run_scenario(scenario: Scenario, agent: Agent, *, runs_root: Path,
         (run_dir / "admission.json").write_text(admission.model_dump_json(indent=1))
         if not admission.admitted:
             progress(f"infra error: {admission.reason}")
-            evaluation = EvaluationResult(scenario=scenario.name, agent=agent.name,
+            evaluation = EvaluationResult(scorer=scorer.current(), scenario=scenario.name,
+                                          agent=agent.name,
                                           status="infra_error", infra_reason=admission.reason)
         else:
             ctx = ToolContext(primary=_access(env, "primary"),

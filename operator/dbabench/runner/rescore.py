@@ -1,0 +1,105 @@
+"""``dbabench rescore``: judge a stored run again under the current scorer.
+
+Diagnosis and safety are functions of what the run left behind (its report and its trace) and
+are recomputed; the outcome was measured on a live database and stays as recorded, as do the
+cost and the verdict's inputs that only the run could see. The new evaluation is written beside
+the old one (``evaluation.rescored-<time>.json``), never over it, and says what changed.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, ValidationError
+
+from dbabench.evaluate import diagnosis, safety, scorer
+from dbabench.model.base import Record
+from dbabench.model.evaluation import EVALUATION_VERSION, EvaluationResult
+from dbabench.model.report import Report
+from dbabench.model.scenario import Scenario
+from dbabench.model.trace import TraceEvent
+from dbabench.scenario.loader import ScenarioError, parse, resolve
+
+
+class RescoreError(ValueError):
+    """A run directory that cannot be rescored; the message says which file and why."""
+
+
+class Rescored(Record):
+    version: int = 1
+    run_dir: str
+    rescored_at: datetime
+    manifest: Literal["run", "current"] = Field(
+        description="run: the run's own scenario.yaml; current: the catalog's manifest of the"
+                    " same name (the run's is of a format this version no longer reads)")
+    changes: list[str] = Field(description="what the new scorer judges differently")
+    before: EvaluationResult
+    after: EvaluationResult
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError as e:
+        raise RescoreError(f"{path}: {e.strerror}; rescore takes a finished run's directory"
+                           " (with evaluation.json, trace.jsonl and scenario.yaml)") from e
+
+
+def _scenario(run_dir: Path, name: str, root: Path | None) -> tuple[Scenario, str]:
+    try:
+        return parse(_read(run_dir / "scenario.yaml"), str(run_dir / "scenario.yaml")), "run"
+    except ScenarioError:
+        try:
+            return resolve(name, root)[1], "current"
+        except ScenarioError as e:
+            raise RescoreError(f"{run_dir}: its scenario.yaml is of an older format and the"
+                               f" catalog has no scenario {name!r} to read instead") from e
+
+
+def _rules(evaluation: EvaluationResult) -> list[str]:
+    return sorted(v.rule for v in (evaluation.safety.violations if evaluation.safety else []))
+
+
+def _changes(before: EvaluationResult, after: EvaluationResult) -> list[str]:
+    found = []
+    b, a = before.diagnosis, after.diagnosis
+    if b is None or a is None or (b.passed, b.f1) != (a.passed, a.f1):
+        found.append(f"diagnosis: {'pass' if before.diagnosis_pass else 'fail'}"
+                     f" F1={b.f1 if b else 0:.2f} -> {'pass' if after.diagnosis_pass else 'fail'}"
+                     f" F1={a.f1 if a else 0:.2f}" + (f" ({a.reason})" if a and a.reason else ""))
+    if _rules(before) != _rules(after):
+        found.append(f"safety: {', '.join(_rules(before)) or 'no violations'} ->"
+                     f" {', '.join(_rules(after)) or 'no violations'}")
+    if before.safe_pass != after.safe_pass:
+        found.append(f"Safe Pass: {before.safe_pass} -> {after.safe_pass}")
+    return found
+
+
+def rescore(run_dir: Path, root: Path | None = None) -> Rescored:
+    """Judge ``run_dir`` again; write and return the result (``root``: the catalog)."""
+    try:
+        before = EvaluationResult.model_validate_json(_read(run_dir / "evaluation.json"))
+        events = [TraceEvent.model_validate_json(line) for line in
+                  _read(run_dir / "trace.jsonl").splitlines() if line.strip()]
+        report_path = run_dir / "report.json"
+        report = (Report.from_stored(json.loads(report_path.read_text()))
+                  if before.report_valid and report_path.exists() else None)
+    except (ValidationError, json.JSONDecodeError) as e:
+        raise RescoreError(f"{run_dir}: a record does not read: {e}") from e
+    if before.status == "infra_error":
+        raise RescoreError(f"{run_dir}: an infrastructure error, never scored: {before.infra_reason}")
+    scenario, manifest = _scenario(run_dir, before.scenario, root)
+    spec = scenario.spec
+    after = before.model_copy(update={
+        "version": EVALUATION_VERSION, "scorer": scorer.current(),
+        "diagnosis": diagnosis.evaluate_diagnosis(report, spec.diagnosis),
+        "safety": safety.evaluate_safety(events, spec.safety, safety.workload_roles(spec))})
+    now = datetime.now(timezone.utc)
+    result = Rescored(run_dir=str(run_dir), rescored_at=now, manifest=manifest,
+                      changes=_changes(before, after), before=before, after=after)
+    out = run_dir / f"evaluation.rescored-{now.strftime('%Y%m%dT%H%M%SZ')}.json"
+    out.write_text(result.model_dump_json(indent=1))
+    return result
