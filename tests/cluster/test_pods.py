@@ -150,6 +150,8 @@ def test_agentrun_runs_as_pods_and_is_graded(control_plane: ControlPlane, player
         assert agent_uid in player.started, "the restarted operator made a second agent pod"
         assert sum(1 for uid, name in player.started.items() if name == "ref-agent") == 1
         assert result["status"] == "scored" and result["outcome"]["passed"] is True
+        # the Evaluation resource says which scorer judged it
+        assert result["version"] == 2 and len(result["scorer"]["digest"]) == 64
         evaluations = json.loads(control_plane.kubectl(
             "get", "evaluations", "-n", namespace, "-o", "json").stdout)["items"]
         assert [e["metadata"]["name"] for e in evaluations] == ["ref"]
