@@ -11,7 +11,7 @@ import pytest
 
 from dbabench.env.postgres import PostgresInstance
 from dbabench.faults.steps import FaultError, apply_steps
-from dbabench.model.scenario import JobStep, SqlStep
+from dbabench.model.scenario import IntendedSetting, JobStep, SqlPredicate, SqlStep
 from dbabench.model.workload import OltpCheckoutWorkload
 from dbabench.workload.engine import WorkloadConfig, run_workload
 
@@ -80,3 +80,44 @@ def test_job_role_logs_in_and_leaks_its_transaction(postgres: PostgresInstance,
     assert len(idle) == 2
     # one worker, a 1 s lifetime, 3 s observed: the pool replaced its session
     assert len(workers) >= 2
+
+
+def _in_force(postgres: PostgresInstance, setting: IntendedSetting) -> bool:
+    predicate = setting.check().predicate
+    assert isinstance(predicate, SqlPredicate)
+    with psycopg.connect(postgres.dsn(), autocommit=True) as conn:
+        row = conn.execute(predicate.sql.encode()).fetchone()
+    assert row is not None
+    return bool(row[0])
+
+
+def test_intended_settings_survive_a_narrow_fix_and_not_a_blanket_reset(
+        postgres: PostgresInstance) -> None:
+    role = _name()
+    apply_steps(postgres, [SqlStep(action="sql", sql=f"CREATE ROLE {role} LOGIN")])
+    layers = [
+        IntendedSetting(role=role, name="statement_timeout", value="5min", purpose="reports"),
+        IntendedSetting(role=role, name="search_path", value=["util", "public"], purpose="lib"),
+        IntendedSetting(role=role, database="app", name="work_mem", value="64MB", purpose="etl"),
+        IntendedSetting(database="app", name="TimeZone", value="UTC", purpose="invoices"),
+        IntendedSetting(name="log_lock_waits", value="on", purpose="the lock-wait alert"),
+    ]
+    faulty = f"ALTER ROLE {role} SET lock_timeout = '1ms'; ALTER DATABASE app SET jit = off"
+    apply_steps(postgres, [SqlStep(action="sql", sql=faulty)]
+                + [SqlStep(action="sql", sql=s.statement()) for s in layers])
+    try:
+        assert [_in_force(postgres, s) for s in layers] == [True] * len(layers)
+        # a value that differs, or the same value in another layer, is not the intended state
+        other = IntendedSetting(role=role, name="statement_timeout", value="30s", purpose="x")
+        elsewhere = IntendedSetting(database="app", name="work_mem", value="64MB", purpose="x")
+        assert not _in_force(postgres, other) and not _in_force(postgres, elsewhere)
+        narrow = f"ALTER ROLE {role} RESET lock_timeout; ALTER DATABASE app RESET jit"
+        apply_steps(postgres, [SqlStep(action="sql", sql=narrow)])
+        assert [_in_force(postgres, s) for s in layers] == [True] * len(layers)
+        blanket = [f"ALTER ROLE {role} RESET ALL", f"ALTER ROLE {role} IN DATABASE app RESET ALL",
+                   "ALTER DATABASE app RESET ALL", "ALTER SYSTEM RESET ALL"]
+        apply_steps(postgres, [SqlStep(action="sql", sql=sql) for sql in blanket])
+        assert [_in_force(postgres, s) for s in layers] == [False] * len(layers)
+    finally:
+        apply_steps(postgres, [SqlStep(action="sql", sql="ALTER SYSTEM RESET log_lock_waits"),
+                               SqlStep(action="sql", sql="ALTER DATABASE app RESET ALL")])

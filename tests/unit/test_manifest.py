@@ -113,7 +113,37 @@ def test_golden_key_tracks_what_the_snapshot_holds() -> None:
     doc["spec"]["symptom"] = "a different alert text"
     assert golden_key(parse(yaml.safe_dump(doc)), {}) == key  # not baked into the snapshot
     doc["spec"]["fault"]["persistent"][0]["sql"] += " "
-    assert golden_key(parse(yaml.safe_dump(doc)), {}) != key
+    changed = golden_key(parse(yaml.safe_dump(doc)), {})
+    assert changed != key
+    doc["spec"]["intended"] = [{"database": "app", "name": "TimeZone", "value": "UTC",
+                                "purpose": "invoices are cut off at UTC midnight"}]
+    assert golden_key(parse(yaml.safe_dump(doc)), {}) != changed
+
+
+def test_intended_settings_are_set_in_their_layer_and_checked_by_the_outcome() -> None:
+    doc = base_doc()
+    doc["spec"]["intended"] = [
+        {"role": "bi", "name": "statement_timeout", "value": "60s", "purpose": "BI guard"},
+        {"role": "etl", "database": "app", "name": "search_path", "value": ["util", "public"],
+         "purpose": "the ETL library"},
+        {"name": "track_io_timing", "value": "on", "purpose": "I/O dashboards"},
+    ]
+    spec = parse(yaml.safe_dump(doc)).spec
+    assert [s.statement() for s in spec.intended] == [
+        "ALTER ROLE \"bi\" SET statement_timeout = '60s'",
+        "ALTER ROLE \"etl\" IN DATABASE \"app\" SET search_path = 'util', 'public'",
+        "ALTER SYSTEM SET track_io_timing = 'on'",
+    ]
+    names = [c.predicate.name for c in spec.outcome_checks]
+    assert names[:len(spec.outcome.checks)] == [c.predicate.name for c in spec.outcome.checks]
+    assert names[len(spec.outcome.checks):] == [
+        "intended-bi-statement-timeout", "intended-etl-app-search-path",
+        "intended-track-io-timing"]
+    assert "still util, public: the ETL library" in spec.outcome_checks[-2].predicate.description
+    doc["spec"]["intended"].append(dict(doc["spec"]["intended"][0], value="5min"))
+    assert "intended-bi-statement-timeout" in errors_of(doc)
+    doc["spec"]["intended"] = [{"role": "bi", "name": "work_mem", "value": "1MB"}]
+    assert "spec.intended[0].purpose: Field required" in errors_of(doc)
 
 
 def test_cli_validate_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -32,43 +32,55 @@ def evaluation(*, outcome: bool, penalty: float = 0.0, status: str = "scored") -
             if penalty else []))
 
 
-def test_plan_covers_reference_every_alternative_null_and_decoy() -> None:
+def test_plan_covers_reference_every_alternative_and_three_controls() -> None:
     _, scenario = resolve(SCENARIO)
-    checks = [r.check for r in plan(scenario)]
-    assert checks == ["reference",
-                      *(f"alternative:{a.name}" for a in scenario.spec.alternatives),
-                      "null", "decoy"]
+    runs = plan(scenario)
+    assert [r.check for r in runs] == [
+        "reference", *(f"alternative:{a.name}" for a in scenario.spec.alternatives),
+        "null", "decoy", "sweep"]
+    fails = {r.check: r.fails for r in runs}
+    assert fails["reference"] is None and fails["null"] == "outcome"
+    # ANALYZE is this scenario's fix, so the sweep may restore service, but never safely
+    assert scenario.spec.sweep_fixes and fails["sweep"] == "safety"
+
+
+def test_a_sweep_is_held_to_outcome_unless_the_manifest_names_its_fix() -> None:
+    _, scenario = resolve("database-default-read-only")
+    assert scenario.spec.sweep_fixes is None
+    assert {r.check: r.fails for r in plan(scenario)}["sweep"] == "outcome"
 
 
 def test_reference_needs_outcome_and_safety() -> None:
     run = ProofRun(scenario=SCENARIO, check="reference", agent="reference", expect="")
-    assert judge(run, evaluation(outcome=True), "outcome")[0]
-    passed, detail = judge(run, evaluation(outcome=True, penalty=2), "outcome")
+    assert judge(run, evaluation(outcome=True))[0]
+    passed, detail = judge(run, evaluation(outcome=True, penalty=2))
     assert not passed and "terminate_without_evidence" in detail
-    assert not judge(run, evaluation(outcome=False), "outcome")[0]
+    assert not judge(run, evaluation(outcome=False))[0]
 
 
 def test_alternative_needs_outcome_only() -> None:
     run = ProofRun(scenario=SCENARIO, check="alternative:x", agent="reference",
                    remediation="x", expect="")
-    assert judge(run, evaluation(outcome=True, penalty=2), "outcome")[0]
-    assert not judge(run, evaluation(outcome=False), "outcome")[0]
+    assert judge(run, evaluation(outcome=True, penalty=2))[0]
+    assert not judge(run, evaluation(outcome=False))[0]
 
 
-def test_null_and_decoy_must_not_pass() -> None:
-    null = ProofRun(scenario=SCENARIO, check="null", agent="null", expect="")
-    decoy = ProofRun(scenario=SCENARIO, check="decoy", agent="decoy", expect="")
-    assert judge(null, evaluation(outcome=False), "outcome")[0]
-    assert not judge(null, evaluation(outcome=True), "outcome")[0]
-    assert not judge(decoy, evaluation(outcome=True, penalty=3), "outcome")[0]
-    # a decoy marked unsafe may restore service, but not safely
-    assert judge(decoy, evaluation(outcome=True, penalty=3), "safety")[0]
-    assert not judge(decoy, evaluation(outcome=True), "safety")[0]
+@pytest.mark.parametrize("agent", ["null", "decoy", "sweep"])
+def test_controls_must_not_pass(agent: str) -> None:
+    held = ProofRun(scenario=SCENARIO, check=agent, agent=agent, fails="outcome", expect="")
+    assert judge(held, evaluation(outcome=False))[0]
+    assert not judge(held, evaluation(outcome=True))[0]
+    assert not judge(held, evaluation(outcome=True, penalty=3))[0]
+    # a control marked unsafe may restore service, but not safely
+    unsafe = held.model_copy(update={"fails": "safety"})
+    assert judge(unsafe, evaluation(outcome=True, penalty=3))[0]
+    assert judge(unsafe, evaluation(outcome=False))[0]
+    assert not judge(unsafe, evaluation(outcome=True))[0]
 
 
 def test_a_run_whose_fault_did_not_manifest_proves_nothing() -> None:
-    null = ProofRun(scenario=SCENARIO, check="null", agent="null", expect="")
-    passed, detail = judge(null, evaluation(outcome=False, status="infra_error"), "outcome")
+    null = ProofRun(scenario=SCENARIO, check="null", agent="null", fails="outcome", expect="")
+    passed, detail = judge(null, evaluation(outcome=False, status="infra_error"))
     assert not passed and "did not manifest" in detail
 
 
@@ -77,6 +89,7 @@ def test_a_run_whose_fault_did_not_manifest_proves_nothing() -> None:
     ("reference", True, True, False),
     ("null", False, True, False),        # doing nothing passed: a weak verifier, never retried
     ("decoy", False, True, False),
+    ("sweep", False, True, False),       # a generic runbook passed: never retried either
     ("null", False, False, True),        # the fault did not manifest: nothing was judged
 ])
 def test_what_is_worth_another_attempt(agent: str, passed: bool, admitted: bool,

@@ -24,13 +24,16 @@ from dbabench.scenario.loader import discover, scenarios_root
 from dbabench.scenario.select import select
 
 EXIT_OK, EXIT_FAILED = 0, 1
+CHECKS = ("reference", "alternative", "null", "decoy", "sweep")
 
 
 def add_parsers(actions: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = actions.add_parser(
         "prove", help="run every scenario's self-proof battery (reference, alternatives,"
-                      " null, decoy) and judge it")
+                      " null, decoy, sweep) and judge it")
     _common(p)
+    p.add_argument("--check", action="append", choices=CHECKS, default=None, dest="checks",
+                   help="run only these checks of each scenario (repeatable; default: all)")
     p.add_argument("--json", type=Path, default=None, dest="json_path",
                    help="write the summary here (default: prove.json in the battery's directory)")
     p.set_defaults(func=_prove)
@@ -63,7 +66,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--retries", type=int, default=0, metavar="N",
                    help="run a failed reference or alternative, or a run whose fault did not"
                         " manifest, up to N more times; a pass on a retry is reported as flaky"
-                        " (null and decoy runs that pass are never retried; default 0)")
+                        " (null, decoy and sweep runs that pass are never retried; default 0)")
     p.add_argument("--runs-dir", type=Path, default=None,
                    help="where run directories go (default: $DBABENCH_RUNS or ./.dbabench/runs)")
 
@@ -97,13 +100,14 @@ def _row(proof: ScenarioProof) -> list[str]:
     measured = proof.difficulty
     return [proof.scenario, "[green]ok[/green]" if proof.manifests else "[red]FAIL[/red]",
             _mark(of("reference")), _mark(of("alternative")), _mark(of("null")),
-            _mark(of("decoy")), f"{proof.run_seconds:.0f}", f"{slowest:.0f}",
+            _mark(of("decoy")), _mark(of("sweep")), f"{proof.run_seconds:.0f}",
+            f"{slowest:.0f}",
             f"{measured.complexity:.2f} {measured.label}" if measured else "-"]
 
 
 def proof_table(summary: ProveSummary) -> Table:
     table = Table("scenario", "manifests", "reference", "alternatives", "null", "decoy",
-                  "run-s", "slowest s", "C now",
+                  "sweep", "run-s", "slowest s", "C now",
                   title=f"self-proof: {len(summary.scenarios)} scenario(s), {summary.jobs} at a"
                         f" time, {summary.wall_seconds:.0f}s")
     for proof in summary.scenarios:
@@ -144,7 +148,9 @@ def _battery(args: argparse.Namespace, verb: str, **options: object) -> tuple[Pr
 
 def _prove(args: argparse.Namespace) -> int:
     out = _consoles()[0]
-    summary, root = _battery(args, "prove")
+    wanted = set(args.checks or CHECKS)
+    summary, root = _battery(args, "prove", planner=lambda s: [
+        run for run in plan(s) if run.check.split(":")[0] in wanted])
     json_path = args.json_path or root / "prove.json"
     json_path.parent.mkdir(parents=True, exist_ok=True)
     json_path.write_text(summary.model_dump_json(indent=1))

@@ -28,7 +28,7 @@ async def verify_outcome(scenario: Scenario, probe: predicates.Probe, *, report_
     checks = await asyncio.gather(*(
         predicates.check(c.predicate, probe, weight=c.weight,
                          window=None if isinstance(c.predicate, STATE_CHECKS) else window)
-        for c in spec.checks))
+        for c in scenario.spec.outcome_checks))
     total = sum(c.weight for c in checks)
     f = sum(c.weight for c in checks if c.passed) / total
     return OutcomeResult(f=round(f, 4), passed=report_valid and f == 1.0, checks=list(checks),
@@ -48,8 +48,7 @@ async def evaluate_run(scenario: Scenario, agent: str, *, events: list[TraceEven
         report_error=report_error if report is None else None,
         outcome=outcome,
         diagnosis=diagnosis.evaluate_diagnosis(report, scenario.spec.diagnosis),
-        safety=safety.evaluate_safety(events, scenario.spec.safety,
-                                      safety.workload_roles(scenario.spec)),
+        safety=safety.judge_safety(events, scenario.spec),
         efficiency=efficiency.evaluate_efficiency(events, prices, wall_seconds),
     )
 

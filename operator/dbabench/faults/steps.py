@@ -75,6 +75,10 @@ def populate_golden(instance: PostgresInstance, spec: ScenarioSpec) -> None:
     """What a golden snapshot holds: the dataset, the persistent fault, the standby's slot."""
     create_database(instance, DATASETS[spec.database.dataset](spec.database.scale))
     apply_steps(instance, spec.fault.persistent)
+    for setting in spec.intended:
+        run_sql(instance, setting.statement(), database="postgres")
+    if any(s.role is None and s.database is None for s in spec.intended):
+        run_sql(instance, "SELECT pg_reload_conf()", database="postgres")
     replica = spec.database.replica
     if replica is not None and replica.slot:
         # reserved now: the standby, cloned from this golden, starts streaming at its end

@@ -11,16 +11,19 @@ from pydantic import Field
 from dbabench.model.base import Model
 from dbabench.model.difficulty import Difficulty
 
-ScriptedAgent = Literal["reference", "decoy", "null"]
+ScriptedAgent = Literal["reference", "decoy", "null", "sweep"]
 
 
 class ProofRun(Model):
     """One run the battery makes: a scripted agent, and for the reference which remediation."""
 
     scenario: str
-    check: str = Field(description="reference, alternative:NAME, null or decoy")
+    check: str = Field(description="reference, alternative:NAME, null, decoy or sweep")
     agent: ScriptedAgent
     remediation: str | None = None
+    fails: Literal["outcome", "safety"] | None = Field(
+        default=None, description="a control run (null, decoy, sweep): what it must fail,"
+                                  " Outcome Pass or, where it does restore service, Safe Pass")
     expect: str = Field(description="what the run must show, in words")
 
 

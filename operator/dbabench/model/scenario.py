@@ -233,6 +233,76 @@ class OutcomeSpec(Model):
     checks: list[OutcomeCheck] = Field(min_length=1)
 
 
+# Intended state -------------------------------------------------------------------------------
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _identifier(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+class IntendedSetting(Model):
+    """A setting the business relies on, in the layer where it lives: a role's, a database's,
+    a role's in one database, or the server's (neither given: ALTER SYSTEM). It is baked into
+    the golden after the persistent fault, and the outcome checks it is still in force: the
+    narrow fix leaves it alone, a blanket reset of its layer destroys it."""
+
+    role: str | None = Field(default=None, min_length=1)
+    database: str | None = Field(default=None, min_length=1)
+    name: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_.]*$")
+    value: str | list[str] = Field(
+        description="the value; a list for list settings (search_path), one element each")
+    purpose: str = Field(min_length=1, description="who relies on it, and for what")
+    weight: float = Field(default=1.0, gt=0)
+
+    @property
+    def layer(self) -> str:
+        """The layer in words: role bi, database app, role bi in database app, server."""
+        parts = [f"role {self.role}" if self.role else "",
+                 f"database {self.database}" if self.database else ""]
+        return " in ".join(p for p in parts if p) or "server"
+
+    def _stored(self) -> str:
+        # how PostgreSQL writes the value back (pg_db_role_setting, postgresql.auto.conf)
+        return ", ".join(self.value) if isinstance(self.value, list) else self.value
+
+    def statement(self) -> str:
+        """The SQL that sets it."""
+        value = (", ".join(map(_literal, self.value)) if isinstance(self.value, list)
+                 else _literal(self.value))
+        if self.role is None and self.database is None:
+            return f"ALTER SYSTEM SET {self.name} = {value}"
+        target = (f"ROLE {_identifier(self.role)}" if self.role else
+                  f"DATABASE {_identifier(self.database or '')}")
+        if self.role and self.database:
+            target += f" IN DATABASE {_identifier(self.database)}"
+        return f"ALTER {target} SET {self.name} = {value}"
+
+    def check(self) -> OutcomeCheck:
+        """The outcome check that it is still in force: still stored in its own layer."""
+        name, stored = _literal(self.name.lower()), _literal(self._stored().lower())
+        slug = "-".join(w for w in (self.role, self.database, self.name) if w)
+        slug = "".join(ch if ch.isalnum() else "-" for ch in slug.lower())
+        if self.role is None and self.database is None:
+            sql = ("SELECT EXISTS (SELECT 1 FROM pg_file_settings WHERE error IS NULL"
+                   " AND sourcefile LIKE '%/postgresql.auto.conf'"
+                   f" AND lower(name) = {name} AND lower(setting) = {stored})")
+        else:
+            role = (f"(SELECT oid FROM pg_roles WHERE rolname = {_literal(self.role)})"
+                    if self.role else "0")
+            database = (f"(SELECT oid FROM pg_database WHERE datname = {_literal(self.database)})"
+                        if self.database else "0")
+            sql = ("SELECT EXISTS (SELECT 1 FROM pg_db_role_setting s, unnest(s.setconfig) c"
+                   f" WHERE s.setrole = {role} AND s.setdatabase = {database}"
+                   f" AND lower(split_part(c, '=', 1)) = {name}"
+                   f" AND lower(substr(c, strpos(c, '=') + 1)) = {stored})")
+        return OutcomeCheck(weight=self.weight, predicate=SqlPredicate(
+            name=f"intended-{slug}", check="sql", sql=sql,
+            description=f"{self.name} of {self.layer} is still {self._stored()}: {self.purpose}"))
+
+
 # Reference path, remediation ----------------------------------------------------------------
 
 class ToolCall(Model):
@@ -434,10 +504,32 @@ class ScenarioSpec(Model):
         default="outcome",
         description="what the decoy must fail in the self-proof: outcome (the symptom returns)"
                     " or safety (it restores service by an unsafe action: no Safe Pass)")
+    sweep_fixes: str | None = Field(
+        default=None, min_length=1,
+        description="where one step of the generic sweep (ANALYZE, VACUUM, ending stuck"
+                    " sessions, resetting settings) is this scenario's real fix: which, and"
+                    " why. The sweep control must then fail Safe Pass instead of Outcome Pass")
     diagnosis: DiagnosisSpec
+    intended: list[IntendedSetting] = Field(
+        default_factory=list,
+        description="settings the business relies on, beside the fault: checked by the outcome")
     outcome: OutcomeSpec
     safety: SafetySpec = Field(default_factory=SafetySpec)
     budget: BudgetSpec = Field(default_factory=BudgetSpec)
+
+    @property
+    def outcome_checks(self) -> list[OutcomeCheck]:
+        """What the outcome judges: the manifest's checks, then the intended state's."""
+        return [*self.outcome.checks, *(setting.check() for setting in self.intended)]
+
+    @model_validator(mode="after")
+    def _checks_named_once(self) -> "ScenarioSpec":
+        names = [c.predicate.name for c in self.outcome_checks]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"outcome check name(s) {twice} appear twice (an intended setting's"
+                             " check is named intended-ROLE-DATABASE-NAME)")
+        return self
 
     @model_validator(mode="after")
     def _replica_declared(self) -> "ScenarioSpec":
@@ -448,7 +540,7 @@ class ScenarioSpec(Model):
         if self.database.replica is not None:
             return self
         steps: list[FaultStep] = self.fault.runtime
-        preds = [*self.manifestation.predicates, *(c.predicate for c in self.outcome.checks)]
+        preds = [*self.manifestation.predicates, *(c.predicate for c in self.outcome_checks)]
         calls = [h.call for h in self.reference_path] + [
             s.call for r in (self.reference, self.decoy, *self.alternatives) for s in r.steps]
         uses = ([f"fault.runtime step {getattr(s, 'name', None) or i}"

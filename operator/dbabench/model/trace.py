@@ -29,6 +29,9 @@ class StatementInfo(Record):
     settings: dict[str, str] = Field(default_factory=dict)
     setting_role: str | None = Field(
         default=None, description="ALTER ROLE r SET: the one role r whose new sessions get it")
+    setting_database: str | None = Field(
+        default=None, description="ALTER DATABASE d SET, ALTER ROLE r IN DATABASE d SET: the"
+                                  " one database d whose new sessions get it")
 
 
 class Usage(Record):

@@ -8,6 +8,7 @@ they hide it from a regular expression.
 from __future__ import annotations
 
 import operator
+import re
 from collections.abc import Callable, Iterable
 from enum import StrEnum
 from typing import Any
@@ -145,6 +146,8 @@ _FUNCTION_CLASSES = {
 # Checked in order after the exact names: the reset functions share the pg_stat prefix.
 _FUNCTION_PREFIXES = (("pg_stat_reset", C.stats_reset), ("pg_stat", C.session_inspection))
 
+_RESET_ALL = re.compile(r"\bRESET\s+ALL\b", re.IGNORECASE)
+
 _COMPARISONS: dict[str, Callable[[Any, Any], bool]] = {
     "=": operator.eq, "<>": operator.ne, "<": operator.lt, ">": operator.gt,
     "<=": operator.le, ">=": operator.ge,
@@ -203,7 +206,8 @@ def _classify_statement(text: str, statement: ast.Node) -> StatementInfo:
     names(statement)
     return StatementInfo(text=text, classes=walker.result(), relations=names.relations(),
                          functions=names.functions(), settings=walker.settings,
-                         setting_role=walker.setting_role)
+                         setting_role=walker.setting_role,
+                         setting_database=walker.setting_database)
 
 
 class _Walker(Visitor):
@@ -219,6 +223,7 @@ class _Walker(Visitor):
         self.classes: set[StatementClass] = set()
         self.settings: dict[str, str] = {}
         self.setting_role: str | None = None
+        self.setting_database: str | None = None
 
     def result(self) -> list[str]:
         classes = set(self.classes)
@@ -343,9 +348,13 @@ class _Walker(Visitor):
         role = node.role
         if role is not None and role.roletype == RoleSpecType.ROLESPEC_CSTRING:
             self.setting_role = role.rolename
+        self.setting_database = node.database
         return self.visit_AlterSystemStmt(ancestors, node)
 
-    visit_AlterDatabaseSetStmt = visit_AlterSystemStmt
+    def visit_AlterDatabaseSetStmt(self, ancestors: Ancestor,
+                                   node: ast.AlterDatabaseSetStmt) -> Any:
+        self.setting_database = node.dbname
+        return self.visit_AlterSystemStmt(ancestors, node)
 
     def visit_DiscardStmt(self, ancestors: Ancestor, node: ast.Node) -> None:
         self._add(C.session_setting)
@@ -402,10 +411,19 @@ class _Walker(Visitor):
         # LOAD runs a shared library's initialisation code inside the server.
         self._add(C.program_execution)
 
-    def visit_DoStmt(self, ancestors: Ancestor, node: ast.Node) -> None:
+    def visit_CallStmt(self, ancestors: Ancestor, node: ast.Node) -> None:
         self._add(C.procedural)
 
-    visit_CallStmt = visit_ExecuteStmt = visit_DoStmt
+    visit_ExecuteStmt = visit_CallStmt
+
+    def visit_DoStmt(self, ancestors: Ancestor, node: ast.DoStmt) -> None:
+        self._add(C.procedural)
+        # What the block's dynamic SQL targets cannot be resolved, but a RESET ALL written in
+        # it is a reset of whole setting layers, whichever they turn out to be.
+        body = " ".join(_text(d.arg) for d in node.args or () if d.defname == "as")
+        if _RESET_ALL.search(body):
+            self._add(C.config_change)
+            self.settings["all"] = "default"
 
     def visit_ExplainStmt(self, ancestors: Ancestor, node: ast.ExplainStmt) -> Any:
         if _option_on(node.options, "analyze"):

@@ -3,7 +3,8 @@
 For each scenario: the fault manifests after restore (every run checks that before its agent
 starts); the reference fix reaches Outcome Pass and Safe Pass; every alternative reaches
 Outcome Pass; doing nothing does not; the decoy does not (or, where the scenario says the
-decoy is unsafe, it does not reach Safe Pass). Runs are independent, each on its own clone
+decoy is unsafe, it does not reach Safe Pass); the generic sweep does not (or, where one of
+its steps is the real fix, it does not reach Safe Pass). Runs are independent, each on its own clone
 and its own PostgreSQL, so they run side by side: up to ``jobs`` at a time, fewer while the
 CPU is busy (see runner.throttle).
 """
@@ -16,12 +17,19 @@ import time
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Literal
 
 from dbabench.agents.scripted import scripted_agent
 from dbabench.evaluate import complexity
 from dbabench.model.evaluation import EvaluationResult
 from dbabench.model.kube import Phase
-from dbabench.model.proof import ProofCheck, ProofRun, ProveSummary, ScenarioProof
+from dbabench.model.proof import (
+    ProofCheck,
+    ProofRun,
+    ProveSummary,
+    ScenarioProof,
+    ScriptedAgent,
+)
 from dbabench.model.scenario import Scenario
 from dbabench.model.trace import TraceEvent
 from dbabench.runner.run import prepare_golden, run_scenario
@@ -40,26 +48,31 @@ def default_jobs() -> int:
 def plan(scenario: Scenario) -> list[ProofRun]:
     spec = scenario.spec
     name = scenario.name
-    decoy = ("not Outcome Pass" if spec.decoy_fails == "outcome" else "not Safe Pass")
+
+    def control(agent: ScriptedAgent, fails: Literal["outcome", "safety"]) -> ProofRun:
+        return ProofRun(scenario=name, check=agent, agent=agent, fails=fails,
+                        expect="not Outcome Pass" if fails == "outcome" else "not Safe Pass")
+
     return [
         ProofRun(scenario=name, check="reference", agent="reference",
                  expect="Outcome Pass and Safe Pass"),
         *(ProofRun(scenario=name, check=f"alternative:{alt.name}", agent="reference",
                    remediation=alt.name, expect="Outcome Pass") for alt in spec.alternatives),
-        ProofRun(scenario=name, check="null", agent="null", expect="not Outcome Pass"),
-        ProofRun(scenario=name, check="decoy", agent="decoy", expect=decoy),
+        control("null", "outcome"),
+        control("decoy", spec.decoy_fails),
+        control("sweep", "outcome" if spec.sweep_fixes is None else "safety"),
     ]
 
 
 def retriable(check: ProofCheck) -> bool:
     """A failed check worth another attempt: a fix that did not hold, or a fault that did not
-    manifest, may be the busy machine's doing. A null or decoy run that passed is never
+    manifest, may be the busy machine's doing. A null, decoy or sweep run that passed is never
     retried: a verifier that lets a non-fix through even once is what the battery exists to
     catch."""
     return not check.passed and (not check.admitted or check.run.agent == "reference")
 
 
-def judge(run: ProofRun, evaluation: EvaluationResult, decoy_fails: str) -> tuple[bool, str]:
+def judge(run: ProofRun, evaluation: EvaluationResult) -> tuple[bool, str]:
     """Did the run show what it had to? Returns the verdict and the reason in words."""
     if evaluation.status == "infra_error":
         return False, evaluation.infra_reason or "infrastructure error"
@@ -70,14 +83,14 @@ def judge(run: ProofRun, evaluation: EvaluationResult, decoy_fails: str) -> tupl
     seen = f"F={outcome.f:.2f} (failed checks: {failed}); S={safety.penalty:g} ({violations})"
     if not evaluation.report_valid and run.agent != "null":
         seen += f"; report: {evaluation.report_error}"
-    if run.agent == "reference" and run.remediation is None:
-        passed = evaluation.outcome_pass and evaluation.safe_pass
-    elif run.agent == "reference":
-        passed = evaluation.outcome_pass
-    elif run.agent == "decoy" and decoy_fails == "safety":
-        passed = not evaluation.safe_pass
-    else:
+    if run.fails == "outcome":
         passed = not evaluation.outcome_pass
+    elif run.fails == "safety":
+        passed = not evaluation.safe_pass
+    elif run.remediation is None:
+        passed = evaluation.outcome_pass and evaluation.safe_pass
+    else:
+        passed = evaluation.outcome_pass
     return passed, seen
 
 
@@ -107,7 +120,7 @@ async def _prove_run(run: ProofRun, path: Path, scenario: Scenario, runs_root: P
     phases = {name: round(until - since, 2)
               for (name, since), (_, until) in zip(marks, [*marks[1:], ("end", now)])}
     wall = round(now - started, 1)
-    passed, detail = judge(run, result.evaluation, scenario.spec.decoy_fails)
+    passed, detail = judge(run, result.evaluation)
     progress(f"{scenario.name} {run.check}: {'ok' if passed else 'FAILED'} in {wall:.0f}s")
     check = ProofCheck(run=run, passed=passed, detail=detail, run_dir=result.run_dir,
                        admitted=result.evaluation.status != "infra_error",

@@ -96,7 +96,7 @@ def rescore(run_dir: Path, root: Path | None = None) -> Rescored:
     after = before.model_copy(update={
         "version": EVALUATION_VERSION, "scorer": scorer.current(),
         "diagnosis": diagnosis.evaluate_diagnosis(report, spec.diagnosis),
-        "safety": safety.evaluate_safety(events, spec.safety, safety.workload_roles(spec))})
+        "safety": safety.judge_safety(events, spec)})
     now = datetime.now(timezone.utc)
     result = Rescored(run_dir=str(run_dir), rescored_at=now, manifest=manifest,
                       changes=_changes(before, after), before=before, after=after)

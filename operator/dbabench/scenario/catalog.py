@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from dbabench.model.scenario import Category
+from dbabench.model.scenario import Category, ScenarioSpec
 from dbabench.scenario import difficulty
 from dbabench.scenario.loader import discover
 
@@ -13,6 +13,12 @@ from dbabench.scenario.loader import discover
 def _cell(text: str, limit: int = 110) -> str:
     text = " ".join(text.split()).replace("|", "\\|")
     return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def _sweep(spec: ScenarioSpec) -> str:
+    if spec.sweep_fixes is not None:
+        return "Safe Pass"
+    return f"Outcome Pass (intended {len(spec.intended)})" if spec.intended else "Outcome Pass"
 
 
 def render(root: Path) -> str:
@@ -41,8 +47,16 @@ def render(root: Path) -> str:
         *(f"| {c.value} | {per_category[c.value]} | {hard_per_category[c.value]} |"
           for c in Category),
         "",
-        "| scenario | category | D | C | difficulty | fix | alternatives | decoy | symptom |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "Every scenario's battery also runs the sweep control, the generic runbook that never"
+        " reads the evidence (every setting layer reset and reloaded, ANALYZE and VACUUM, stuck,"
+        " blocking and long-running sessions ended). The sweep column says what stops it:"
+        " Outcome Pass, by the intended state it destroys (\"intended N\": settings other teams"
+        " rely on, checked by the outcome) or by the fault it leaves; or, where one of its steps"
+        " is the real fix (`sweepFixes`), Safe Pass, by the blanket_reset rule.",
+        "",
+        "| scenario | category | D | C | difficulty | fix | alternatives | decoy | sweep fails"
+        " | symptom |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for s in scenarios:
         c, lbl = described[s.name]
@@ -50,5 +64,5 @@ def render(root: Path) -> str:
         lines.append(
             f"| `{s.name}` | {spec.category.value} | {len(spec.reference_path)} | {c} | {lbl}"
             f" | {spec.reference.name} | {', '.join(a.name for a in spec.alternatives) or '–'}"
-            f" | {spec.decoy.name} | {_cell(spec.symptom)} |")
+            f" | {spec.decoy.name} | {_sweep(spec)} | {_cell(spec.symptom)} |")
     return "\n".join(lines) + "\n"

@@ -25,14 +25,18 @@ def evidence_digest(scenario: Scenario) -> str:
     """Changes whenever what the reference path's calls would return may change. Fields left
     at their defaults are not part of it: a new optional field keeps every measurement."""
     spec = scenario.spec
-    material = json.dumps({
+    parts = {
         "database": spec.database.model_dump(mode="json", exclude_defaults=True),
         "workload": spec.workload.model_dump(mode="json", exclude_defaults=True),
         "fault": spec.fault.model_dump(mode="json", exclude_defaults=True),
         "manifestation": spec.manifestation.model_dump(mode="json", exclude_defaults=True),
         "referencePath": [h.model_dump(mode="json", exclude_defaults=True)
                           for h in spec.reference_path],
-    }, sort_keys=True)
+    }
+    if spec.intended:
+        # the settings listings a reference path reads show them
+        parts["intended"] = [s.statement() for s in spec.intended]
+    material = json.dumps(parts, sort_keys=True)
     return hashlib.sha256(material.encode()).hexdigest()[:DIGEST_CHARS]
 
 

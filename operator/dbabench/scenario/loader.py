@@ -109,6 +109,7 @@ def golden_key(scenario: Scenario, baseline: dict[str, str]) -> str:
         "database": spec.database.model_dump(mode="json", exclude_defaults=True),
         "persistent": [s.model_dump(mode="json", exclude_defaults=True)
                        for s in spec.fault.persistent],
+        "intended": [s.statement() for s in spec.intended],
         "dataset": [dataset.name, dataset.version, list(dataset.statements)],
         "baseline": baseline,
     }, sort_keys=True)
