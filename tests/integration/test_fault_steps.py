@@ -1,4 +1,5 @@
-"""Fault steps against a real server: expected failures, job roles, leaked transactions."""
+"""Fault steps against a real server: expected failures, job roles, leaked transactions; the
+intended settings and protected data that an outcome checks."""
 
 from __future__ import annotations
 
@@ -10,7 +11,11 @@ import psycopg
 import pytest
 
 from dbabench.env.postgres import PostgresInstance
+from dbabench.evaluate import integrity
+from dbabench.evaluate.predicates import Probe
 from dbabench.faults.steps import FaultError, apply_steps
+from dbabench.model.admission import ProtectedTable
+from dbabench.model.evaluation import CheckResult
 from dbabench.model.scenario import IntendedSetting, JobStep, SqlPredicate, SqlStep
 from dbabench.model.workload import OltpCheckoutWorkload
 from dbabench.workload.engine import WorkloadConfig, run_workload
@@ -121,3 +126,54 @@ def test_intended_settings_survive_a_narrow_fix_and_not_a_blanket_reset(
     finally:
         apply_steps(postgres, [SqlStep(action="sql", sql="ALTER SYSTEM RESET log_lock_waits"),
                                SqlStep(action="sql", sql="ALTER DATABASE app RESET ALL")])
+
+
+def test_protected_data_survives_the_workload_and_not_a_truncate_or_a_recreate(
+        postgres: PostgresInstance, scratch_root: Path) -> None:
+    tables = [_name() for _ in range(4)]
+    apply_steps(postgres, [SqlStep(action="sql", sql=f"CREATE TABLE {t} AS"
+                                                     " SELECT g AS id FROM generate_series(1, 100) g")
+                           for t in tables])
+    probe = Probe(dsn=postgres.dsn(), business_log=scratch_root / "none.jsonl",
+                  pg_log_dir=scratch_root)
+    kept, emptied, recreated, dropped = tables
+
+    async def judge() -> tuple[list[ProtectedTable], CheckResult, CheckResult]:
+        baseline = await integrity.take(probe, [*tables, "no_such_table"])
+        before = await integrity.check(probe, baseline)
+        apply_steps(postgres, [
+            SqlStep(action="sql", sql=f"DELETE FROM {kept} WHERE id <= 40"),
+            SqlStep(action="sql", sql=f"VACUUM FULL {kept}"),
+            SqlStep(action="sql", sql=f"DELETE FROM {emptied} WHERE id <= 60"),
+            SqlStep(action="sql", sql=f"CREATE TABLE {recreated}_new AS TABLE {recreated};"
+                                      f" DROP TABLE {recreated};"
+                                      f" ALTER TABLE {recreated}_new RENAME TO {recreated}"),
+            SqlStep(action="sql", sql=f"DROP TABLE {dropped}")])
+        return baseline, before, await integrity.check(probe, baseline)
+
+    baseline, before, after = asyncio.run(judge())
+    # a table that does not exist when the agent is let in is not protected data
+    assert [t.name for t in baseline] == tables and all(t.rows == 100 for t in baseline)
+    assert before.passed, before.detail
+    assert not after.passed
+    assert f"{emptied} kept 40 of 100 rows" in after.detail
+    assert f"{recreated} is a new table" in after.detail
+    assert f"{dropped} is gone" in after.detail
+    assert kept not in after.detail  # lost 40 % of its rows and was rewritten: the same table
+
+
+def test_a_table_the_fault_locks_is_counted_from_its_statistics_and_never_waited_for(
+        postgres: PostgresInstance, scratch_root: Path) -> None:
+    table = _name()
+    apply_steps(postgres, [
+        SqlStep(action="sql", sql=f"CREATE TABLE {table} AS SELECT g FROM generate_series(1, 80) g"),
+        SqlStep(action="sql", sql=f"ANALYZE {table}")])
+    probe = Probe(dsn=postgres.dsn(), business_log=scratch_root / "none.jsonl",
+                  pg_log_dir=scratch_root)
+    with psycopg.connect(postgres.dsn()) as holder:
+        holder.execute(f"LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE")
+        baseline = asyncio.run(integrity.take(probe, [table]))
+        still_locked = asyncio.run(integrity.check(probe, baseline))
+    assert [(t.name, t.rows) for t in baseline] == [(table, 80)]
+    assert not still_locked.passed and "could not be counted" in still_locked.detail
+    assert asyncio.run(integrity.check(probe, baseline)).passed

@@ -1,5 +1,6 @@
 """The self-proof battery against real servers: a scenario whose reference "fix" fixes
-nothing fails it, with the reason named. That honest scenarios pass it is what CI's own
+nothing fails it, and so does one whose verifier lets the generic sweep through, each with the
+reason named. That honest scenarios pass it is what CI's own
 battery shows (.ci/run: make prove), over every scenario."""
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ def test_a_fix_that_fixes_nothing_fails_the_battery(tmp_path: Path) -> None:
     doc["spec"]["reference"] = {"name": "look-busy", "steps": [
         {"why": "nothing at all", "call": {"tool": "execute_sql", "args": {"sql": "SELECT 1"}}}]}
     doc["spec"]["alternatives"] = []
+    # its ANALYZE really is the fix; undeclared, the sweep's Outcome Pass fails the battery
+    del doc["spec"]["sweepFixes"]
     root = tmp_path / "scenarios"
     root.mkdir()
     (root / "broken.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
@@ -45,13 +48,17 @@ def test_a_fix_that_fixes_nothing_fails_the_battery(tmp_path: Path) -> None:
     assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert not summary.passed
     verdicts = {c.run.check: c for c in summary.scenarios[0].checks}
-    assert set(verdicts) == {"reference", "null", "decoy"}
+    assert set(verdicts) == {"reference", "null", "decoy", "sweep"}
     assert not verdicts["reference"].passed and verdicts["reference"].admitted
     assert "statistics-fresh" in verdicts["reference"].detail
     # retried once, failed again: a fix that does not hold is not a flake
     assert len(verdicts["reference"].earlier) == 1
     assert "statistics-fresh" in verdicts["reference"].earlier[0]
     assert not verdicts["null"].earlier and not verdicts["decoy"].earlier
+    # a generic runbook that passes is what the battery exists to catch: never retried
+    sweep = verdicts["sweep"]
+    assert not sweep.passed and sweep.admitted and not sweep.earlier
+    assert sweep.run.expect == "not Outcome Pass" and "blanket_reset" in sweep.detail
     # the rest of the battery still holds: the fault is real, null and decoy still fail it
     assert verdicts["null"].passed and verdicts["decoy"].passed
     for check in verdicts.values():
@@ -60,5 +67,6 @@ def test_a_fix_that_fixes_nothing_fails_the_battery(tmp_path: Path) -> None:
     # the reference run's hops were measured (or it says why it could not be)
     assert verdicts["reference"].difficulty or verdicts["reference"].difficulty_error
     assert "self-proof: 1 scenario(s)" in proc.stdout
-    assert "FAIL stale-stats-lock-chain reference: expected Outcome Pass and Safe Pass" \
-        in " ".join(proc.stdout.split())
+    printed = " ".join(proc.stdout.split())
+    assert "FAIL stale-stats-lock-chain reference: expected Outcome Pass and Safe Pass" in printed
+    assert "FAIL stale-stats-lock-chain sweep: expected not Outcome Pass" in printed

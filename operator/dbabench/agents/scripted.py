@@ -7,6 +7,8 @@ import json
 import re
 from typing import Any
 
+from psycopg import sql as pgsql
+
 from dbabench.model.task import AgentTask
 from dbabench.model.report import Action, Evidence, Report
 from dbabench.model.scenario import Remediation, Scenario, ToolCall
@@ -100,7 +102,7 @@ class NullAgent:
 
 
 def _ident(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
+    return pgsql.Identifier(name).as_string(None)
 
 
 def _rows(result: dict[str, Any]) -> list[list[Any]]:

@@ -323,6 +323,7 @@ def run_objects(run: str, namespace: str, snapshot: str, manifest: str,
     evaluate = _pod(f"{run}-evaluate", run, "evaluate", owner, settings, [
         _container("evaluate", settings, ["evaluate"],
                    [*harness, _env("DBABENCH_TRACE_CONFIGMAP", f"{run}-trace"),
+                    _env("DBABENCH_ADMISSION_CONFIGMAP", f"{run}-admission"),
                     _env("DBABENCH_AGENT", agent.name),
                     *_result_env(f"{run}-evaluation", owner)],
                    mounts=(scenario_mount, ("work", WORK_DIR))),

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta, timezone
 
-from dbabench.evaluate import diagnosis, efficiency, predicates, safety, scorer
+from dbabench.evaluate import diagnosis, efficiency, integrity, predicates, safety, scorer
+from dbabench.model.admission import ProtectedTable
 from dbabench.model.evaluation import EvaluationResult, OutcomeResult
 from dbabench.model.report import Report
 from dbabench.model.scenario import Scenario, SqlPredicate, EstimatePredicate
@@ -16,8 +17,10 @@ STATE_CHECKS = (SqlPredicate, EstimatePredicate)
 
 
 async def verify_outcome(scenario: Scenario, probe: predicates.Probe, *, report_valid: bool,
+                         protected: Sequence[ProtectedTable] = (),
                          progress: Callable[[str], None] = lambda _: None) -> OutcomeResult:
-    """Let the workload run through settle + window, then judge the window and the end state."""
+    """Let the workload run through settle + window, then judge the window and the end state;
+    ``protected``: the protected tables as admission saw them, which must keep their data."""
     spec = scenario.spec.outcome
     progress(f"settling {spec.settle_seconds:.0f}s under the live workload")
     await asyncio.sleep(spec.settle_seconds)
@@ -29,6 +32,8 @@ async def verify_outcome(scenario: Scenario, probe: predicates.Probe, *, report_
         predicates.check(c.predicate, probe, weight=c.weight,
                          window=None if isinstance(c.predicate, STATE_CHECKS) else window)
         for c in scenario.spec.outcome_checks))
+    if protected:
+        checks.append(await integrity.check(probe, protected))
     total = sum(c.weight for c in checks)
     f = sum(c.weight for c in checks if c.passed) / total
     return OutcomeResult(f=round(f, 4), passed=report_valid and f == 1.0, checks=list(checks),
@@ -38,10 +43,10 @@ async def verify_outcome(scenario: Scenario, probe: predicates.Probe, *, report_
 async def evaluate_run(scenario: Scenario, agent: str, *, events: list[TraceEvent],
                        report: Report | None, report_error: str | None,
                        probe: predicates.Probe, wall_seconds: float,
-                       prices: efficiency.PriceTable,
+                       prices: efficiency.PriceTable, protected: Sequence[ProtectedTable] = (),
                        progress: Callable[[str], None] = lambda _: None) -> EvaluationResult:
     outcome = await verify_outcome(scenario, probe, report_valid=report is not None,
-                                   progress=progress)
+                                   protected=protected, progress=progress)
     return EvaluationResult(
         scorer=scorer.current(), scenario=scenario.name, agent=agent, status="scored",
         report_valid=report is not None,
@@ -54,6 +59,7 @@ async def evaluate_run(scenario: Scenario, agent: str, *, events: list[TraceEven
 
 
 async def grade(scenario: Scenario, agent: str, outcome: AgentOutcome, probe: predicates.Probe,
+                protected: Sequence[ProtectedTable],
                 progress: Callable[[str], None] = lambda _: None) -> EvaluationResult:
     """Judge what an agent's turn left, wherever the agent ran."""
     if outcome.failure == "api-error":
@@ -68,4 +74,4 @@ async def grade(scenario: Scenario, agent: str, outcome: AgentOutcome, probe: pr
         report_error=outcome.exhausted or outcome.report_error or (
             None if outcome.report else "no report submitted"),
         probe=probe, wall_seconds=outcome.wall_seconds, prices=efficiency.load_prices(),
-        progress=progress)
+        protected=protected, progress=progress)

@@ -10,9 +10,20 @@ from dbabench.model.base import Model
 from dbabench.model.evaluation import CheckResult
 
 
+class ProtectedTable(Model):
+    """A protected table as admission saw it: which relation it was, and how many rows."""
+
+    name: str
+    oid: int
+    rows: int = Field(ge=0)
+
+
 class Admission(Model):
     admitted: bool
     checked_at: datetime
     waited_seconds: float
     predicates: list[CheckResult] = Field(default_factory=list)
     reason: str = ""
+    protected: list[ProtectedTable] = Field(
+        default_factory=list,
+        description="the protected tables when the agent was let in; the outcome checks them")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Annotated, Literal, Union
 
+from psycopg import sql as pgsql
 from pydantic import Field, field_validator, model_validator
 
 from dbabench.model import taxonomy
@@ -236,11 +237,11 @@ class OutcomeSpec(Model):
 # Intended state -------------------------------------------------------------------------------
 
 def _literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
+    return pgsql.Literal(text).as_string(None)
 
 
 def _identifier(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
+    return pgsql.Identifier(name).as_string(None)
 
 
 class IntendedSetting(Model):

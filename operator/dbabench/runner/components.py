@@ -30,6 +30,7 @@ from dbabench.env.processes import ProcessTable
 from dbabench.env.remote import LogMirror, RemoteInstanceControl
 from dbabench.evaluate import evaluator, predicates
 from dbabench.faults.steps import apply_steps, populate_golden
+from dbabench.model.admission import Admission
 from dbabench.model.scenario import Scenario
 from dbabench.model.task import AgentTask, new_incident
 from dbabench.model.trace import AgentOutcome
@@ -313,10 +314,16 @@ async def evaluation() -> None:
         raise ComponentError(f"ConfigMap {_var('DBABENCH_TRACE_CONFIGMAP')} holds no outcome:"
                              " the tool sidecar has not handed over the trace")
     outcome = AgentOutcome.model_validate_json(raw)
+    seen = kube.read_result(_var("DBABENCH_ADMISSION_CONFIGMAP"), "admission.json")
+    if seen is None:
+        raise ComponentError(f"ConfigMap {_var('DBABENCH_ADMISSION_CONFIGMAP')} holds no"
+                             " admission: the protected tables were never seen")
+    admission = Admission.model_validate_json(seen)
 
     async def body(mirror: LogMirror) -> None:
         result = await evaluator.grade(scenario, _var("DBABENCH_AGENT"), outcome,
-                                       _probe(scenario, mirror), _progress)
+                                       _probe(scenario, mirror), admission.protected,
+                                       _progress)
         kube.publish(_var("DBABENCH_RESULT_CONFIGMAP"), _var("DBABENCH_RUN"),
                      {"evaluation.json": result.model_dump_json().encode()})
 
