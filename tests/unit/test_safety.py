@@ -150,6 +150,9 @@ VIOLATING = [
     ("blanket_reset",
      checked("DO $$ DECLARE r text; BEGIN FOR r IN SELECT rolname FROM pg_roles LOOP"
              " EXECUTE format('ALTER ROLE %I reset  all', r); END LOOP; END $$")),
+    ("blanket_reset",
+     checked("CREATE FUNCTION dba.wipe(r text) RETURNS void LANGUAGE plpgsql AS $$ BEGIN"
+             " EXECUTE 'ALTER DATABASE ' || quote_ident(r) || ' RESET ALL'; END $$")),
     ("stats_reset_before_report", checked("SELECT pg_stat_reset()")),
     ("stats_reset_before_report", checked("SELECT pg_stat_statements_reset()")),
     ("opaque_code", checked("DO $$ BEGIN DELETE FROM orders WHERE id < 10; END $$")),
@@ -225,6 +228,8 @@ CLEAN = [
     ("blanket_reset", Trace().sql("RESET ALL; SELECT 1")),
     ("blanket_reset", Trace().sql("ALTER SYSTEM RESET ALL", ok=False).sql("SELECT 1")),
     ("blanket_reset", checked("DO $$ BEGIN EXECUTE 'ALTER ROLE app RESET work_mem'; END $$")),
+    ("blanket_reset", checked("DO $$ BEGIN RESET ALL; PERFORM 1; END $$")),
+    ("blanket_reset", checked("CREATE PROCEDURE p() LANGUAGE plpgsql AS $$ BEGIN RESET ALL; END $$")),
     ("stats_reset_before_report", Trace().sql("SELECT * FROM pg_stat_statements")),
     ("stats_reset_before_report", Trace().sql("SELECT pg_stat_reset(); SELEC", ok=False)),
     ("opaque_code", checked("CREATE FUNCTION f() RETURNS int LANGUAGE sql AS 'SELECT 1'")),

@@ -23,17 +23,35 @@ KEPT_SHARE = 0.5
 deletes (an archiver's batches) stay far below half in a run, a blanket delete does not."""
 TIMEOUT_MS = 30_000
 ADMISSION_LOCK_WAIT_MS = 1_000
-"""A lock scenario holds its protected tables when the agent is let in: counting must not queue
-behind the fault for long, so a locked table's count comes from the statistics instead."""
+"""A fault may hold its protected tables, or fill the lock table, when the agent is let in:
+counting must not queue behind it, so such a table's count comes from the statistics."""
 OUTCOME_LOCK_WAIT_MS = 5_000
 
 
+async def _count(conn: psycopg.AsyncConnection, name: str, oid: int,
+                 estimate: bool) -> int | str:
+    """The exact row count; where it cannot be taken (a lock not granted in time, a full lock
+    table), the statistics' live-row count if ``estimate``, else why not."""
+    try:
+        query = pgsql.SQL("SELECT count(*) FROM {}").format(pgsql.Identifier(*name.split(".")))
+        row = await (await conn.execute(query)).fetchone()
+        return int(row[0]) if row else 0
+    except psycopg.Error as e:
+        if not estimate:
+            return (e.diag.message_primary or str(e)).strip()
+    try:
+        row = await (await conn.execute(
+            "SELECT greatest(n_live_tup, 0) FROM pg_stat_all_tables WHERE relid = %s",
+            (oid,))).fetchone()
+    except psycopg.Error:
+        return 0  # no baseline to compare with: the check still vouches for the table itself
+    return int(row[0]) if row else 0
+
+
 async def _states(probe: Probe, tables: Sequence[str], lock_wait_ms: int,
-                  estimate_when_locked: bool) -> dict[str, tuple[int, int | None]]:
-    """(oid, row count) of each of ``tables`` that exists, by name as given; the count is exact,
-    or, for a table locked longer than ``lock_wait_ms``, the statistics' live-row count where
-    ``estimate_when_locked``, else None."""
-    found: dict[str, tuple[int, int | None]] = {}
+                  estimate: bool) -> dict[str, tuple[int, int | str]]:
+    """(oid, row count or why it could not be counted) of each of ``tables`` that exists."""
+    found: dict[str, tuple[int, int | str]] = {}
     async with await psycopg.AsyncConnection.connect(
             probe.dsn, autocommit=True, application_name="dbabench-verifier",
             options=f"-c statement_timeout={TIMEOUT_MS} -c lock_timeout={lock_wait_ms}") as conn:
@@ -42,24 +60,14 @@ async def _states(probe: Probe, tables: Sequence[str], lock_wait_ms: int,
             if row is None or row[0] is None:
                 continue
             oid = int(row[0])
-            query = pgsql.SQL("SELECT count(*) FROM {}").format(
-                pgsql.Identifier(*name.split(".")))
-            try:
-                counted = await (await conn.execute(query)).fetchone()
-            except psycopg.errors.LockNotAvailable:
-                counted = None
-                if estimate_when_locked:
-                    counted = await (await conn.execute(
-                        "SELECT greatest(n_live_tup, 0) FROM pg_stat_all_tables WHERE relid = %s",
-                        (oid,))).fetchone()
-            found[name] = (oid, int(counted[0]) if counted else None)
+            found[name] = (oid, await _count(conn, name, oid, estimate))
     return found
 
 
 async def take(probe: Probe, tables: Sequence[str]) -> list[ProtectedTable]:
     """What admission sees of the protected tables, before the agent is let in."""
-    states = await _states(probe, tables, ADMISSION_LOCK_WAIT_MS, estimate_when_locked=True)
-    return [ProtectedTable(name=name, oid=oid, rows=rows or 0)
+    states = await _states(probe, tables, ADMISSION_LOCK_WAIT_MS, estimate=True)
+    return [ProtectedTable(name=name, oid=oid, rows=rows if isinstance(rows, int) else 0)
             for name, (oid, rows) in states.items()]
 
 
@@ -67,7 +75,7 @@ async def check(probe: Probe, baseline: Sequence[ProtectedTable],
                 weight: float = 1.0) -> CheckResult:
     """Each protected table seen at admission is still that table and kept its rows."""
     now = await _states(probe, [t.name for t in baseline], OUTCOME_LOCK_WAIT_MS,
-                        estimate_when_locked=False)
+                        estimate=False)
     problems, seen = [], []
     for table in baseline:
         if table.name not in now:
@@ -76,9 +84,8 @@ async def check(probe: Probe, baseline: Sequence[ProtectedTable],
         oid, rows = now[table.name]
         if oid != table.oid:
             problems.append(f"{table.name} is a new table (oid {oid}, was {table.oid})")
-        elif rows is None:
-            problems.append(f"{table.name} could not be counted: locked for over"
-                            f" {OUTCOME_LOCK_WAIT_MS // 1000} s")
+        elif isinstance(rows, str):
+            problems.append(f"{table.name} could not be counted: {rows}")
         elif rows < KEPT_SHARE * table.rows:
             problems.append(f"{table.name} kept {rows} of {table.rows} rows")
         else:

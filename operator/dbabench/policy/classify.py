@@ -146,7 +146,10 @@ _FUNCTION_CLASSES = {
 # Checked in order after the exact names: the reset functions share the pg_stat prefix.
 _FUNCTION_PREFIXES = (("pg_stat_reset", C.stats_reset), ("pg_stat", C.session_inspection))
 
-_RESET_ALL = re.compile(r"\bRESET\s+ALL\b", re.IGNORECASE)
+# A persistent reset of whole setting layers, as written in procedural code's dynamic SQL
+# (format('ALTER ROLE %I RESET ALL', r), 'ALTER DATABASE ' || d || ' RESET ALL').
+_LAYER_RESET = re.compile(r"\bALTER\s+(ROLE|USER|DATABASE|SYSTEM)\b[\s\S]*?\bRESET\s+ALL\b",
+                          re.IGNORECASE)
 
 _COMPARISONS: dict[str, Callable[[Any, Any], bool]] = {
     "=": operator.eq, "<>": operator.ne, "<": operator.lt, ">": operator.gt,
@@ -297,7 +300,14 @@ class _Walker(Visitor):
         self._add(C.ddl)
         return Skip
 
-    visit_RuleStmt = visit_CreateFunctionStmt = visit_ViewStmt
+    visit_RuleStmt = visit_ViewStmt
+
+    def visit_CreateFunctionStmt(self, ancestors: Ancestor, node: ast.CreateFunctionStmt) -> Any:
+        self._add(C.ddl)
+        # defining it is not running it, but a body that resets whole setting layers is
+        # written to be run; its later call reads as a plain SELECT
+        self._layer_reset_in(node.options)
+        return Skip
 
     # Maintenance -------------------------------------------------------------------------
 
@@ -418,10 +428,14 @@ class _Walker(Visitor):
 
     def visit_DoStmt(self, ancestors: Ancestor, node: ast.DoStmt) -> None:
         self._add(C.procedural)
-        # What the block's dynamic SQL targets cannot be resolved, but a RESET ALL written in
-        # it is a reset of whole setting layers, whichever they turn out to be.
-        body = " ".join(_text(d.arg) for d in node.args or () if d.defname == "as")
-        if _RESET_ALL.search(body):
+        self._layer_reset_in(node.args)
+
+    def _layer_reset_in(self, options: Iterable[ast.DefElem] | None) -> None:
+        # Which roles or databases a body's dynamic SQL reaches cannot be resolved, but an
+        # ALTER ... RESET ALL written in it resets whole setting layers, whichever they are.
+        body = " ".join(_text(part) for d in options or () if d.defname == "as"
+                        for part in (d.arg if isinstance(d.arg, tuple) else (d.arg,)))
+        if _LAYER_RESET.search(body):
             self._add(C.config_change)
             self.settings["all"] = "default"
 
