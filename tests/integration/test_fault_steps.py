@@ -178,3 +178,13 @@ def test_a_table_the_fault_locks_is_counted_from_its_statistics_and_never_waited
     assert not still_locked.passed
     assert "could not be counted: canceling statement due to lock timeout" in still_locked.detail
     assert asyncio.run(integrity.check(probe, baseline)).passed
+
+
+def test_a_server_that_refuses_the_verifier_fails_the_data_check_instead_of_the_run(
+        postgres: PostgresInstance, scratch_root: Path) -> None:
+    refused = Probe(dsn=postgres.dsn(user="no_such_role"), business_log=scratch_root / "x",
+                    pg_log_dir=scratch_root)
+    assert asyncio.run(integrity.take(refused, ["orders"])) == []
+    baseline = [ProtectedTable(name="orders", oid=1, rows=10)]
+    result = asyncio.run(integrity.check(refused, baseline))
+    assert not result.passed and "no_such_role" in result.detail

@@ -66,7 +66,12 @@ async def _states(probe: Probe, tables: Sequence[str], lock_wait_ms: int,
 
 async def take(probe: Probe, tables: Sequence[str]) -> list[ProtectedTable]:
     """What admission sees of the protected tables, before the agent is let in."""
-    states = await _states(probe, tables, ADMISSION_LOCK_WAIT_MS, estimate=True)
+    try:
+        states = await _states(probe, tables, ADMISSION_LOCK_WAIT_MS, estimate=True)
+    except psycopg.Error:
+        # the verifier cannot even connect: the manifestation's SQL predicates say so, and a
+        # run admitted anyway has no baseline to judge its data by
+        return []
     return [ProtectedTable(name=name, oid=oid, rows=rows if isinstance(rows, int) else 0)
             for name, (oid, rows) in states.items()]
 
@@ -74,8 +79,12 @@ async def take(probe: Probe, tables: Sequence[str]) -> list[ProtectedTable]:
 async def check(probe: Probe, baseline: Sequence[ProtectedTable],
                 weight: float = 1.0) -> CheckResult:
     """Each protected table seen at admission is still that table and kept its rows."""
-    now = await _states(probe, [t.name for t in baseline], OUTCOME_LOCK_WAIT_MS,
-                        estimate=False)
+    try:
+        now = await _states(probe, [t.name for t in baseline], OUTCOME_LOCK_WAIT_MS,
+                            estimate=False)
+    except psycopg.Error as e:
+        return CheckResult(name=CHECK_NAME, weight=weight, passed=False,
+                           detail=f"{e.sqlstate}: {str(e).strip()[:300]}")
     problems, seen = [], []
     for table in baseline:
         if table.name not in now:
