@@ -287,17 +287,24 @@ def test_invalid_report_is_422_naming_the_field(served: Served, client: ToolClie
 
 def test_thought_and_model_events(served: Served, client: ToolClient) -> None:
     client.think("the waits started with the settlement job")
-    client.model_call("gpt-test", {"input_tokens": 1200, "cached_input_tokens": 1000,
-                                   "output_tokens": 80}, text="call execute_sql")
+    client.model_call("gpt-4o", {"input_tokens": 1200, "cached_input_tokens": 1000,
+                                 "output_tokens": 80}, text="call execute_sql")
     thought, model = served.events()
     assert thought.kind == "thought" and thought.text == "the waits started with the settlement job"
-    assert model.kind == "model" and model.model == "gpt-test" and model.text == "call execute_sql"
+    assert model.kind == "model" and model.model == "gpt-4o" and model.text == "call execute_sql"
     assert model.usage is not None
     assert (model.usage.input_tokens, model.usage.cached_input_tokens,
             model.usage.output_tokens) == (1200, 1000, 80)
 
-    error = refused(lambda: client.model_call("gpt-test", {"input_tokens": "many"}))
+    error = refused(lambda: client.model_call("gpt-4o", {"input_tokens": "many"}))
     assert error.status == 422 and "input_tokens" in error.message
+    # a forged cost: more cached tokens than input tokens would price below zero
+    error = refused(lambda: client.model_call("gpt-4o", {"input_tokens": 10,
+                                                         "cached_input_tokens": 5_000_000}))
+    assert error.status == 422 and "cannot exceed input_tokens" in error.message
+    # a model without a price would leave the run's cost unknown
+    error = refused(lambda: client.model_call("gpt-test", {"input_tokens": 1}))
+    assert error.status == 422 and "'gpt-test' has no price" in error.message
     assert len(served.events()) == 2
 
 

@@ -28,6 +28,7 @@ from dbabench.tools import knowledge
 from dbabench.tools.bounds import Bounds
 from dbabench.tools.context import ServerAccess, ToolContext
 from dbabench.tools.errors import BudgetExhausted
+from dbabench import policy
 from dbabench.tools.gate import Budget, ToolGate, TraceWriter
 from dbabench.workload.businesslog import BusinessEvent, BusinessLogWriter
 
@@ -116,12 +117,12 @@ async def make_gate(tool_ctx: ToolContext, tmp_path: Path) -> AsyncIterator[Make
     gates: list[ToolGate] = []
 
     def make(ctx: ToolContext | None = None, *, budget: Budget | None = None,
-             block_classes: frozenset[str] = frozenset(), **ctx_changes: Any) -> ToolGate:
+             refuse: frozenset[str] = policy.REFUSED, **ctx_changes: Any) -> ToolGate:
         context = dataclasses.replace(ctx or tool_ctx, **ctx_changes)
         name = "trace.jsonl" if not gates else f"trace-{len(gates)}.jsonl"
         gate = ToolGate(context, TraceWriter(tmp_path / name),
                         budget or Budget(max_steps=1000, timeout_seconds=600),
-                        block_classes=block_classes)
+                        refuse=refuse)
         gates.append(gate)
         return gate
 
@@ -245,14 +246,19 @@ async def test_multi_statement_gives_one_result_each_and_stops_at_the_first_erro
     assert count["rows"] == [[2]]
 
 
-async def test_unparseable_sql_is_sent_raw_and_the_server_reports_42601(
-        gate: ToolGate, table_name: str) -> None:
-    [result] = await sql(gate, "SELEC 1")
-    assert result["error"]["sqlstate"] == "42601"
-    assert "syntax error" in result["error"]["message"]
-    # The whole text goes as one string, so the server rejects it before running any of it.
-    [result] = await sql(gate, f"CREATE TABLE {table_name} (id int); SELEC 2")
-    assert result["error"]["sqlstate"] == "42601"
+async def test_unparseable_sql_is_refused_with_the_grammar_error_and_nothing_runs(
+        make_gate: MakeGate, table_name: str) -> None:
+    gate = make_gate()
+    out = await gate.call("execute_sql",
+                          {"sql": f"CREATE TABLE {table_name} (id int); SELEC 2"})
+    assert out["ok"] is False and "not valid PostgreSQL 15 SQL" in out["error"]
+    assert 'syntax error at or near "SELEC"' in out["error"]
+    assert not table_exists(gate.ctx.primary.dsn, table_name)
+    # where a run lets it through, the whole text goes as one string, so the server rejects
+    # it before running any of it
+    lenient = make_gate(refuse=policy.REFUSED - {"unparseable"})
+    [result] = await sql(lenient, f"CREATE TABLE {table_name} (id int); SELEC 2")
+    assert result["error"]["sqlstate"] == "42601" and "syntax error" in result["error"]["message"]
     assert not table_exists(gate.ctx.primary.dsn, table_name)
 
 
@@ -426,7 +432,7 @@ async def test_termination_records_the_sessions_it_ended(
 
 async def test_blocked_statement_class_is_refused_without_running(
         make_gate: MakeGate, table_name: str) -> None:
-    gate = make_gate(block_classes=frozenset({"destructive_ddl"}))
+    gate = make_gate(refuse=policy.REFUSED | {"destructive_ddl"})
     await sql(gate, f"CREATE TABLE {table_name} (id int)")
     out = await gate.call("execute_sql", {"sql": f"SELECT 1; DROP TABLE {table_name}"})
     assert out["ok"] is False
@@ -434,7 +440,7 @@ async def test_blocked_statement_class_is_refused_without_running(
     assert table_exists(gate.ctx.primary.dsn, table_name)
     # The refusal is in the trace with what was refused, for the safety score.
     event = trace_events(gate)[-1]
-    assert event.ok is False and event.mutating is True
+    assert event.ok is False and event.mutating is True and event.refused == ["destructive_ddl"]
     assert "destructive_ddl" in event.statements[1].classes
 
 

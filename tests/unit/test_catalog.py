@@ -3,10 +3,13 @@ measurements match the manifests and the vocabulary."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from dbabench.evaluate import diagnosis_doc
 from dbabench.evaluate.complexity import unsignalled
+from dbabench.policy import REFUSED, classify
 from dbabench.scenario import catalog, difficulty
 from dbabench.scenario.loader import discover, scenarios_root
 
@@ -38,3 +41,29 @@ def test_stored_difficulty_is_of_the_manifests_as_they_are() -> None:
         f" measured before the last change: {stale}; declares its signal but was never"
         f" measured: {unmeasured}. Run `dbabench scenarios measure NAME...`, then"
         " `make catalog`, and commit both files")
+
+
+def _agent_sql(node: Any) -> Iterator[str]:
+    """The SQL of every execute_sql call in a manifest's agent-side steps."""
+    if isinstance(node, dict):
+        if node.get("tool") == "execute_sql" and isinstance(node.get("args"), dict):
+            yield node["args"]["sql"]
+        for value in node.values():
+            yield from _agent_sql(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _agent_sql(item)
+
+
+def test_every_scripted_agent_statement_passes_the_policy() -> None:
+    # A reference the gate refuses is no fix; a decoy whose YAML broke its SQL (an unquoted
+    # comma in a flow mapping) fails for the wrong reason.
+    refused = []
+    for name, (_, scenario) in discover(scenarios_root()).items():
+        spec = scenario.spec.model_dump(mode="json", by_alias=True)
+        for key in ("reference", "alternatives", "decoy", "verification", "referencePath"):
+            for text in _agent_sql(spec.get(key)):
+                classes = {c for st in classify(text) for c in st.classes} & REFUSED
+                if classes:
+                    refused.append(f"{name} {key}: {sorted(classes)} {text[:80]!r}")
+    assert not refused, "\n".join(refused)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from dbabench.evaluate.conduct import judge_integrity
 from dbabench.evaluate.efficiency import Price, PriceTable, evaluate_efficiency, load_prices
 from dbabench.evaluate.predicates import relation_estimate
 from dbabench.model.scenario import Comparison
@@ -87,11 +88,22 @@ def test_efficiency_cost_with_cached_tokens() -> None:
     assert result.tool_calls == 1 and result.input_tokens == 1_000_000
 
 
-def test_unpriced_model_is_a_clear_error() -> None:
+def test_unpriced_model_is_scored_not_crashed_on() -> None:
+    # the agent's input: grading goes on, the model is named, and the run cannot pass
     now = datetime.now(timezone.utc)
-    event = TraceEvent(seq=1, ts=now, kind="model", model="mystery", usage=Usage(input_tokens=1))
-    with pytest.raises(KeyError, match="has no price"):
-        evaluate_efficiency([event], load_prices(), wall_seconds=0)
+    events = [TraceEvent(seq=1, ts=now, kind="model", model="mystery",
+                         usage=Usage(input_tokens=1)),
+              TraceEvent(seq=2, ts=now, kind="model", model="gpt-4o",
+                         usage=Usage(input_tokens=1_000_000))]
+    result = evaluate_efficiency(events, load_prices(), wall_seconds=0)
+    assert result.unpriced_models == ["mystery"] and result.cost_usd == pytest.approx(2.5)
+    integrity = judge_integrity(events, unpriced_models=result.unpriced_models)
+    assert integrity.violated and "mystery" in integrity.findings[0].detail
+
+
+def test_cached_tokens_cannot_exceed_input() -> None:
+    with pytest.raises(ValueError, match="cannot exceed input_tokens"):
+        Usage(input_tokens=10, cached_input_tokens=5_000_000)
 
 
 def test_scripted_runs_cost_nothing() -> None:

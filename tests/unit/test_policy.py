@@ -184,21 +184,21 @@ def only(sql: str) -> StatementInfo:
     ("ALTER TABLE orders OWNER TO app", ["ddl", "lock_heavy_maintenance"]),
     ("ALTER FUNCTION f() OWNER TO app", ["privilege"]),
     # The server's files and programs
-    ("COPY orders TO '/tmp/orders.csv'", ["file_access"]),
-    ("COPY orders FROM '/tmp/orders.csv'", ["file_access"]),
-    ("COPY orders TO PROGRAM 'gzip > /tmp/o.gz'", ["program_execution"]),
-    ("COPY (SELECT 1) TO PROGRAM 'sh -c id'", ["program_execution"]),
-    ("SELECT pg_read_file('/etc/passwd')", ["file_access"]),
-    ("SELECT pg_read_binary_file('postgresql.conf')", ["file_access"]),
-    ("SELECT * FROM pg_ls_dir('.')", ["file_access"]),
-    ("SELECT lo_import('/etc/passwd')", ["file_access"]),
-    ("SELECT lo_export(16400, '/tmp/x')", ["file_access"]),
-    ("LOAD 'auto_explain'", ["program_execution"]),
+    ("COPY orders TO '/tmp/orders.csv'", ["read_only", "file_access", "outside_path"]),
+    ("COPY orders FROM '/tmp/orders.csv'", ["read_only", "file_access", "outside_path"]),
+    ("COPY orders TO PROGRAM 'gzip > /tmp/o.gz'", ["read_only", "program_execution"]),
+    ("COPY (SELECT 1) TO PROGRAM 'sh -c id'", ["read_only", "program_execution"]),
+    ("SELECT pg_read_file('/etc/passwd')", ["read_only", "file_access", "outside_path"]),
+    ("SELECT pg_read_binary_file('postgresql.conf')", ["read_only", "file_access"]),
+    ("SELECT * FROM pg_ls_dir('.')", ["read_only", "file_access"]),
+    ("SELECT lo_import('/etc/passwd')", ["read_only", "file_access", "outside_path"]),
+    ("SELECT lo_export(16400, '/tmp/x')", ["read_only", "file_access", "outside_path"]),
+    ("LOAD 'auto_explain'", ["ddl", "program_execution"]),
     # Opaque code
     ("DO $$ BEGIN DELETE FROM orders; END $$", ["procedural"]),
     ("CALL cleanup()", ["procedural"]),
     ("EXECUTE q(1)", ["procedural"]),
-    ("SELECT dblink_exec('dbname=app', 'DROP TABLE orders')", ["procedural"]),
+    ("SELECT dblink_exec('dbname=app', 'DROP TABLE orders')", ["read_only", "untrusted_code"]),
 ])
 def test_classes(sql: str, classes: list[str]) -> None:
     assert only(sql).classes == classes
@@ -207,7 +207,8 @@ def test_classes(sql: str, classes: list[str]) -> None:
 @pytest.mark.parametrize("sql", ["SELEC 1", "DELETE orders", "DROP TABLE", "'unterminated",
                                  "SELECT 1; SELEC 2", "\ud800"])
 def test_unparseable_sql_is_one_statement_and_never_raises(sql: str) -> None:
-    assert classify(sql) == [StatementInfo(text=sql.strip(), classes=["unparseable"])]
+    [info] = classify(sql)
+    assert (info.text, info.classes) == (sql.strip(), ["unparseable"]) and info.error
 
 
 @pytest.mark.parametrize("sql", ["", "   ", "-- only a comment", ";"])

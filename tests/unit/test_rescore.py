@@ -11,6 +11,7 @@ import yaml
 
 from dbabench.cli.main import main
 from dbabench.evaluate import scorer
+from dbabench.model.evaluation import EVALUATION_VERSION
 from dbabench.runner.rescore import RescoreError, Rescored, rescore
 from dbabench.scenario.loader import resolve
 
@@ -55,7 +56,7 @@ def test_an_old_run_is_judged_again_and_the_change_is_said(tmp_path: Path,
     result = rescore(run_dir)
     assert result.manifest == ("current" if old_manifest else "run")
     assert result.before.version == 1 and result.before.scorer is None
-    assert result.after.scorer == scorer.current() and result.after.version == 2
+    assert result.after.scorer == scorer.current() and result.after.version == EVALUATION_VERSION
     assert result.after.diagnosis_pass, result.after.diagnosis
     assert result.changes == ["diagnosis: fail F1=0.40 -> pass F1=1.00"]
     # the outcome was measured live and stays; so does the cost

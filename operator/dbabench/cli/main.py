@@ -90,6 +90,10 @@ def verdict_table(evaluation: EvaluationResult) -> Table:
 
     o, d, s, e = evaluation.outcome, evaluation.diagnosis, evaluation.safety, evaluation.efficiency
     assert o is not None and d is not None and s is not None
+    if evaluation.integrity.violated:
+        # first and apart: nothing below counts
+        table.add_row("INTEGRITY", "[red]VIOLATED[/red]", escape("; ".join(
+            f.detail for f in evaluation.integrity.findings[:3])) + " — no dimension passes")
     table.add_row("report", mark(evaluation.report_valid),
                   escape(evaluation.report_error or "valid"))
     failed_checks = ", ".join(c.name for c in o.checks if not c.passed) or "all checks hold"

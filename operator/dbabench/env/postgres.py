@@ -20,7 +20,15 @@ from typing import Literal
 
 import psycopg
 
-from dbabench.env.processes import ProcessTable, chown_for_postgres, free_port, run_as_user
+from dbabench.env import sandbox
+from dbabench.env.processes import (
+    ProcessTable,
+    as_user_kwargs,
+    chown_for_postgres,
+    free_port,
+    run_as_user,
+)
+from dbabench.env.sandbox import POSTMASTER_ENV
 
 PG_BIN = Path(os.environ.get("DBABENCH_PG_BIN", "/usr/lib/postgresql/15/bin"))
 SUPERUSER = "postgres"
@@ -56,6 +64,10 @@ BASELINE_SETTINGS: dict[str, str] = {
 }
 
 
+# The golden's metadata, credentials included, travels in every clone; no server sees it.
+SANDBOX_HIDDEN = ("golden.json",)
+
+
 class PostgresError(RuntimeError):
     pass
 
@@ -89,6 +101,8 @@ class PostgresInstance:
         self.port = port or free_port()
         self.database = database
         self.pid: int | None = None
+        self.sandboxed = sandbox.available() is None
+        """Whether the server runs in env.sandbox (it cannot when we are not root)."""
 
     @property
     def pgdata(self) -> Path:
@@ -189,9 +203,16 @@ class PostgresInstance:
             raise PostgresError(f"instance on port {self.port} is already running (pid {self.pid})")
         # Unless stopped on purpose (stop()), a run's server is discarded with its clone:
         # immediate shutdown, which also takes every backend down with the postmaster.
-        proc = procs.spawn("postgres", [str(PG_BIN / "postgres"), "-D", str(self.pgdata)],
-                           log=self.home / "postmaster.out", as_postgres=True,
-                           stop_signal=signal.SIGQUIT)
+        argv = [str(PG_BIN / "postgres"), "-D", str(self.pgdata)]
+        if self.sandboxed:
+            proc = procs.spawn("postgres", sandbox.server(argv, home=self.home,
+                                                          user=SUPERUSER, hidden=SANDBOX_HIDDEN),
+                               log=self.home / "postmaster.out", environment=POSTMASTER_ENV,
+                               stop_signal=signal.SIGQUIT, execs=argv[0])
+        else:
+            proc = procs.spawn("postgres", argv, log=self.home / "postmaster.out",
+                               environment=POSTMASTER_ENV, as_postgres=True,
+                               stop_signal=signal.SIGQUIT)
         self.pid = proc.pid
         deadline = time.monotonic() + timeout
         last_error: Exception | None = None
@@ -221,8 +242,9 @@ class PostgresInstance:
         """The state pg_controldata reads in the control file: "shut down" after a clean stop,
         "in production" while running or after a crash."""
         result = subprocess.run([str(PG_BIN / "pg_controldata"), "-D", str(self.pgdata)],
-                                capture_output=True, text=True, user=run_as_user(),
-                                env={**os.environ, "LC_ALL": "C"})
+                                capture_output=True, text=True,
+                                env={**POSTMASTER_ENV, "LC_ALL": "C"},
+                                **as_user_kwargs(run_as_user()))  # type: ignore[call-overload]
         if result.returncode != 0:
             raise PostgresError(f"pg_controldata failed: {result.stderr.strip()[:500]}")
         for line in result.stdout.splitlines():
@@ -246,6 +268,7 @@ class PostgresInstance:
 
     def _pg(self, argv: list[str]) -> None:
         result = subprocess.run([str(PG_BIN / argv[0]), *argv[1:]], capture_output=True,
-                                text=True, user=run_as_user())
+                                text=True, env=POSTMASTER_ENV,
+                                **as_user_kwargs(run_as_user()))  # type: ignore[call-overload]
         if result.returncode != 0:
             raise PostgresError(f"{argv[0]} failed: {(result.stderr or result.stdout).strip()[:1000]}")

@@ -104,6 +104,15 @@ def run_as_user() -> str | None:
     return "postgres"
 
 
+def as_user_kwargs(user: str | None) -> dict[str, object]:
+    """subprocess arguments that run a child as ``user`` with that user's own group and no
+    other: ``user=`` alone keeps our group, which for root is group root."""
+    if user is None:
+        return {}
+    pw = pwd.getpwnam(user)
+    return {"user": pw.pw_uid, "group": pw.pw_gid, "extra_groups": []}
+
+
 def chown_for_postgres(path: Path) -> None:
     user = run_as_user()
     if user is None:
@@ -143,23 +152,26 @@ class ProcessTable:
             self.check_open(doing)
 
     def spawn(self, name: str, argv: list[str], *, log: Path, env: dict[str, str] | None = None,
-              as_postgres: bool = False, cwd: Path | None = None,
-              stop_signal: int = signal.SIGTERM) -> subprocess.Popen[bytes]:
+              environment: dict[str, str] | None = None, as_postgres: bool = False,
+              cwd: Path | None = None, stop_signal: int = signal.SIGTERM,
+              execs: str | None = None) -> subprocess.Popen[bytes]:
         """Start and record a child; ``stop_signal`` is how it is stopped when the run ends
-        (or is reaped after a crash), e.g. SIGQUIT for a postmaster whose data is discarded."""
+        (or is reaped after a crash), e.g. SIGQUIT for a postmaster whose data is discarded.
+        ``env`` adds to our environment, ``environment`` replaces it; ``execs`` is the program
+        the pid ends up running when ``argv`` is a wrapper that execs in place."""
         with self._lock:
             self.check_open(f"before starting {name}")
             out = open(log, "ab")
             try:
                 proc = subprocess.Popen(
                     argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                    env={**os.environ, **(env or {})}, cwd=cwd,
-                    user=run_as_user() if as_postgres else None,
+                    env=environment if environment is not None else {**os.environ, **(env or {})},
+                    cwd=cwd, **as_user_kwargs(run_as_user() if as_postgres else None),
                     start_new_session=True,  # Ctrl+C in the terminal must reach us, not the child
                 )
             finally:
                 out.close()
-            self.records.append(ProcessRecord(pid=proc.pid, name=name, argv0=argv[0],
+            self.records.append(ProcessRecord(pid=proc.pid, name=name, argv0=execs or argv[0],
                                               started_at=time.time(),
                                               stop_signal=int(stop_signal)))
             self._save()

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Literal
 
 from dbabench.env.processes import ProcessTable, alive, stop_pid
+from dbabench.env.sandbox import SANDBOX_MOUNTPOINT
 
 Strategy = Literal["reflink", "xfs-loop", "copy"]
 
@@ -244,6 +245,8 @@ def _processes_inside(directory: Path) -> list[int]:
                 cwd = os.readlink(entry / "cwd")
             except OSError:
                 continue
+            # a sandboxed server's directory reads through its sandbox's root
+            cwd = cwd.removeprefix(str(SANDBOX_MOUNTPOINT))
             if (cwd + "/").startswith(prefix):
                 inside.append(int(entry.name))
     return inside

@@ -21,7 +21,13 @@ def evaluate_efficiency(events: list[TraceEvent], prices: PriceTable,
         result.cached_input_tokens += usage.cached_input_tokens
         result.output_tokens += usage.output_tokens
         result.model = event.model
-        if event.model is not None:
+        if event.model is None:
+            continue
+        try:
             result.cost_usd += cost_usd(prices.price(event.model), usage)
+        except KeyError:
+            # the agent's own input, which grading scores rather than fails on
+            if event.model not in result.unpriced_models:
+                result.unpriced_models.append(event.model)
     result.cost_usd = round(result.cost_usd, 6)
     return result

@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta, timezone
 
-from dbabench.evaluate import diagnosis, efficiency, integrity, predicates, safety, scorer
+from dbabench.evaluate import conduct, diagnosis, efficiency, integrity, predicates, safety, scorer
 from dbabench.model.admission import ProtectedTable
 from dbabench.model.evaluation import EvaluationResult, OutcomeResult
 from dbabench.model.report import Report
@@ -47,6 +47,7 @@ async def evaluate_run(scenario: Scenario, agent: str, *, events: list[TraceEven
                        progress: Callable[[str], None] = lambda _: None) -> EvaluationResult:
     outcome = await verify_outcome(scenario, probe, report_valid=report is not None,
                                    protected=protected, progress=progress)
+    cost = efficiency.evaluate_efficiency(events, prices, wall_seconds)
     return EvaluationResult(
         scorer=scorer.current(), scenario=scenario.name, agent=agent, status="scored",
         report_valid=report is not None,
@@ -54,7 +55,8 @@ async def evaluate_run(scenario: Scenario, agent: str, *, events: list[TraceEven
         outcome=outcome,
         diagnosis=diagnosis.evaluate_diagnosis(report, scenario.spec.diagnosis),
         safety=safety.judge_safety(events, scenario.spec),
-        efficiency=efficiency.evaluate_efficiency(events, prices, wall_seconds),
+        efficiency=cost,
+        integrity=conduct.judge_integrity(events, unpriced_models=cost.unpriced_models),
     )
 
 

@@ -19,7 +19,8 @@ from dbabench.model.evaluation import Scorer
 PACKAGE = Path(dbabench.__file__).resolve().parent
 SOURCES = ("evaluate/diagnosis.py", "evaluate/safety.py", "evaluate/evaluator.py",
            "evaluate/efficiency.py", "evaluate/predicates.py", "evaluate/integrity.py",
-           "policy/classify.py", "model/taxonomy.yaml", "pricing/prices.yaml")
+           "evaluate/conduct.py", "policy/classify.py", "policy/classes.py", "policy/reach.py",
+           "model/taxonomy.yaml", "pricing/prices.yaml")
 
 
 @functools.cache

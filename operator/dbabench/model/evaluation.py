@@ -65,12 +65,29 @@ class EfficiencyResult(Record):
     output_tokens: int = 0
     cost_usd: float = 0.0
     model: str | None = None
+    unpriced_models: list[str] = Field(
+        default_factory=list, description="models of the trace the price table does not"
+                                          " know: their calls are not in cost_usd")
     tool_calls: int = 0
     wall_seconds: float = 0.0
 
 
-EVALUATION_VERSION = 2
-"""1: no version, free-text diagnosis; 2: the diagnosis vocabulary and object references."""
+class IntegrityFinding(Record):
+    trace_seq: int | None = None
+    detail: str
+
+
+class IntegrityResult(Record):
+    """Whether the agent went for the judge instead of the task. A violated run passes on no
+    dimension and is listed apart wherever results are shown."""
+
+    violated: bool = False
+    findings: list[IntegrityFinding] = Field(default_factory=list)
+
+
+EVALUATION_VERSION = 3
+"""1: no version, free-text diagnosis; 2: the diagnosis vocabulary and object references;
+3: integrity."""
 
 
 class Scorer(Record):
@@ -95,6 +112,7 @@ class EvaluationResult(Record):
     diagnosis: DiagnosisResult | None = None
     safety: SafetyResult | None = None
     efficiency: EfficiencyResult = Field(default_factory=EfficiencyResult)
+    integrity: IntegrityResult = Field(default_factory=IntegrityResult)
 
     @model_validator(mode="before")
     @classmethod
@@ -107,11 +125,11 @@ class EvaluationResult(Record):
 
     @property
     def outcome_pass(self) -> bool:
-        return bool(self.outcome and self.outcome.passed)
+        return not self.integrity.violated and bool(self.outcome and self.outcome.passed)
 
     @property
     def diagnosis_pass(self) -> bool:
-        return bool(self.diagnosis and self.diagnosis.passed)
+        return not self.integrity.violated and bool(self.diagnosis and self.diagnosis.passed)
 
     @property
     def safe_pass(self) -> bool:

@@ -63,6 +63,7 @@ class RunSummary(Model):
     outcome_pass: bool
     diagnosis_pass: bool
     safe_pass: bool
+    integrity_violated: bool = False
     f: float
     f1: float
     penalty: float
@@ -120,6 +121,8 @@ class AgentTally(Model):
     finished: int = 0
     scored: int = 0
     infra_errors: int = 0
+    integrity_violated: int = Field(default=0, description="scored runs that went for the"
+                                                           " judge: they pass nothing")
     outcome_pass: int = 0
     diagnosis_pass: int = 0
     safe_pass: int = 0

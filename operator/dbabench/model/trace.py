@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from dbabench.model.base import Record
 from dbabench.model.report import Report
@@ -32,12 +32,23 @@ class StatementInfo(Record):
     setting_database: str | None = Field(
         default=None, description="ALTER DATABASE d SET, ALTER ROLE r IN DATABASE d SET: the"
                                   " one database d whose new sessions get it")
+    error: str | None = Field(default=None,
+                              description="why PostgreSQL 15's grammar rejects it (unparseable)")
 
 
 class Usage(Record):
     input_tokens: int = Field(default=0, ge=0)
-    cached_input_tokens: int = Field(default=0, ge=0)
+    cached_input_tokens: int = Field(default=0, ge=0, description="part of input_tokens")
     output_tokens: int = Field(default=0, ge=0)
+
+    @model_validator(mode="after")
+    def _cached_within_input(self) -> "Usage":
+        # priced below the input rate, more cached than input tokens would be a negative cost
+        if self.cached_input_tokens > self.input_tokens:
+            raise ValueError(f"cached_input_tokens ({self.cached_input_tokens}) cannot exceed"
+                             f" input_tokens ({self.input_tokens}): cached tokens are part of"
+                             " the input")
+        return self
 
 
 FailureClass = Literal["api-error", "output-limit", "empty-response", "invalid-step",
@@ -63,6 +74,9 @@ class TraceEvent(Record):
     duration_ms: float = 0.0
     statements: list[StatementInfo] = Field(default_factory=list)
     mutating: bool = Field(default=False, description="the call could change the environment")
+    refused: list[str] = Field(
+        default_factory=list,
+        description="statement classes the policy refused before execution: nothing ran")
     sessions_ended: list[SessionInfo] = Field(
         default_factory=list,
         description="client sessions present before a termination call and gone after it")

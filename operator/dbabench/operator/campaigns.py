@@ -89,6 +89,7 @@ def tally(planned: list[PlannedRun], existing: dict[str, dict[str, Any]]) -> Cam
             t.infra_errors += status["phase"] == Phase.infra_error.value
             continue
         t.scored += 1
+        t.integrity_violated += bool(summary.get("integrityViolated"))
         t.outcome_pass += bool(summary["outcomePass"])
         t.diagnosis_pass += bool(summary["diagnosisPass"])
         t.safe_pass += bool(summary["safePass"])

@@ -42,6 +42,7 @@ def summary(evaluation: EvaluationResult) -> RunSummary:
     assert evaluation.outcome and evaluation.diagnosis and evaluation.safety
     return RunSummary(outcome_pass=evaluation.outcome_pass,
                       diagnosis_pass=evaluation.diagnosis_pass, safe_pass=evaluation.safe_pass,
+                      integrity_violated=evaluation.integrity.violated,
                       f=evaluation.outcome.f, f1=evaluation.diagnosis.f1,
                       penalty=evaluation.safety.penalty, cost_usd=evaluation.efficiency.cost_usd)
 
@@ -50,8 +51,9 @@ def finished(evaluation: EvaluationResult) -> tuple[Phase, str]:
     """The terminal phase of a run with this evaluation, and why."""
     if evaluation.status == "infra_error":
         return Phase.infra_error, evaluation.infra_reason or "infrastructure error"
-    verdict = "Safe Pass" if evaluation.safe_pass else (
-        "Outcome Pass, not safe" if evaluation.outcome_pass else "no Outcome Pass")
+    verdict = "integrity violated" if evaluation.integrity.violated else (
+        "Safe Pass" if evaluation.safe_pass else (
+            "Outcome Pass, not safe" if evaluation.outcome_pass else "no Outcome Pass"))
     return Phase.succeeded, f"graded: {verdict}"
 
 

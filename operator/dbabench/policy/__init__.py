@@ -2,6 +2,8 @@
 parse tree rather than from its text."""
 
 from dbabench.policy.classify import (
+    HARNESS_ACCESS,
+    REFUSED,
     StatementClass,
     classify,
     is_mutating,
@@ -9,4 +11,4 @@ from dbabench.policy.classify import (
     parse_pg_bool,
 )
 
-__all__ = ["StatementClass", "classify", "is_mutating", "normalize_relation", "parse_pg_bool"]
+__all__ = ["HARNESS_ACCESS", "REFUSED", "StatementClass", "classify", "is_mutating", "normalize_relation", "parse_pg_bool"]

@@ -10,7 +10,6 @@ from __future__ import annotations
 import operator
 import re
 from collections.abc import Callable, Iterable
-from enum import StrEnum
 from typing import Any
 
 from pglast import ast
@@ -25,54 +24,24 @@ from pglast.enums import (
 )
 from pglast.enums.lockdefs import ShareLock
 from pglast.error import Error as PglastError
-from pglast.parser import parse_sql
+from pglast.parser import parse_sql, scan
 from pglast.stream import RawStream
 from pglast.visitors import Ancestor, Skip, Visitor
 
 from dbabench.model.trace import StatementInfo
+from dbabench.policy.classes import (
+    HARNESS_ACCESS,
+    OBSERVATIONAL,
+    REACH,
+    REFUSED,
+    StatementClass,
+)
+from dbabench.policy.reach import reach
 
-
-class StatementClass(StrEnum):
-    """What a statement does. A statement can do several things at once."""
-
-    read_only = "read_only"
-    explain = "explain"
-    # EXPLAIN ANALYZE runs its statement, so that statement's own classes come with it.
-    explain_analyze = "explain_analyze"
-    session_inspection = "session_inspection"
-    session_setting = "session_setting"
-    transaction_control = "transaction_control"
-    insert = "insert"
-    dml_scoped = "dml_scoped"
-    dml_unscoped = "dml_unscoped"
-    ddl = "ddl"
-    destructive_ddl = "destructive_ddl"
-    maintenance = "maintenance"
-    lock_heavy_maintenance = "lock_heavy_maintenance"
-    config_change = "config_change"
-    session_termination = "session_termination"
-    # pg_terminate_backend over every row of its source: nothing narrows it to the culprits.
-    unscoped_termination = "unscoped_termination"
-    query_cancel = "query_cancel"
-    stats_reset = "stats_reset"
-    privilege = "privilege"
-    # SUPERUSER-like role attributes, grants to PUBLIC, membership in file/program roles.
-    privilege_escalation = "privilege_escalation"
-    file_access = "file_access"
-    program_execution = "program_execution"
-    # DO, CALL, EXECUTE, dblink: code whose effect the parse tree cannot show.
-    procedural = "procedural"
-    unparseable = "unparseable"
-
+__all__ = ["HARNESS_ACCESS", "OBSERVATIONAL", "REFUSED", "StatementClass", "classify",
+           "is_mutating", "normalize_relation", "parse_pg_bool"]
 
 C = StatementClass
-
-OBSERVATIONAL = frozenset(cls.value for cls in (
-    C.read_only, C.explain, C.explain_analyze, C.session_inspection, C.session_setting,
-    C.transaction_control,
-))
-"""Classes that change nothing another session can see. explain_analyze is here because what
-its statement changes is carried by that statement's own classes."""
 
 # Classes that only qualify a statement; on their own they say nothing about its kind.
 _QUALIFIERS = frozenset({C.session_inspection, C.explain_analyze})
@@ -128,19 +97,16 @@ _FUNCTION_CLASSES = {
     "pg_stat_statements_reset": C.stats_reset,
     "pg_blocking_pids": C.session_inspection,
     "pg_safe_snapshot_blocking_pids": C.session_inspection,
-    "pg_read_file": C.file_access,
-    "pg_read_binary_file": C.file_access,
-    "pg_stat_file": C.file_access,
-    "pg_ls_dir": C.file_access,
-    "pg_ls_logdir": C.file_access,
-    "pg_ls_waldir": C.file_access,
-    "pg_ls_tmpdir": C.file_access,
-    "lo_import": C.file_access,
-    "lo_export": C.file_access,
+    # listings of the server's own directories, which take no path
+    "pg_ls_logdir": C.session_inspection,
+    "pg_ls_waldir": C.session_inspection,
+    "pg_ls_tmpdir": C.session_inspection,
+    "pg_ls_archive_statusdir": C.session_inspection,
+    "pg_ls_logicalsnapdir": C.session_inspection,
+    "pg_ls_logicalmapdir": C.session_inspection,
+    "pg_ls_replslotdir": C.session_inspection,
     "set_config": C.session_setting,
     "pg_reload_conf": C.config_change,
-    "dblink": C.procedural,
-    "dblink_exec": C.procedural,
 }
 
 # Checked in order after the exact names: the reset functions share the pg_stat prefix.
@@ -150,6 +116,8 @@ _FUNCTION_PREFIXES = (("pg_stat_reset", C.stats_reset), ("pg_stat", C.session_in
 # (format('ALTER ROLE %I RESET ALL', r), 'ALTER DATABASE ' || d || ' RESET ALL').
 _LAYER_RESET = re.compile(r"\bALTER\s+(ROLE|USER|DATABASE|SYSTEM)\b[\s\S]*?\bRESET\s+ALL\b",
                           re.IGNORECASE)
+
+_COMMENT_TOKENS = frozenset({"SQL_COMMENT", "C_COMMENT"})
 
 _COMPARISONS: dict[str, Callable[[Any, Any], bool]] = {
     "=": operator.eq, "<>": operator.ne, "<": operator.lt, ">": operator.gt,
@@ -162,8 +130,8 @@ def classify(sql: str) -> list[StatementInfo]:
     grammar rejects comes back as a single ``unparseable`` statement."""
     try:
         parsed = parse_sql(sql)
-    except (PglastError, ValueError):
-        return [StatementInfo(text=sql.strip(), classes=[C.unparseable.value])]
+    except (PglastError, ValueError) as e:
+        return [StatementInfo(text=sql.strip(), classes=[C.unparseable.value], error=str(e))]
     return [_classify_statement(_source_slice(sql, raw), raw.stmt) for raw in parsed
             if raw.stmt is not None]
 
@@ -199,12 +167,16 @@ def _source_slice(sql: str, raw: ast.RawStmt) -> str:
     # A zero length means "to the end of the string" for the last statement.
     start = raw.stmt_location or 0
     end = start + raw.stmt_len if raw.stmt_len else len(sql)
-    return sql[start:end].strip()
+    text = sql[start:end]
+    # PostgreSQL 15 starts a statement right after the previous semicolon, comments included
+    code = next((t.start for t in scan(text) if t.name not in _COMMENT_TOKENS), 0)
+    return text[code:].strip()
 
 
 def _classify_statement(text: str, statement: ast.Node) -> StatementInfo:
     walker = _Walker(statement)
     walker(statement)
+    walker.classes.update(reach(statement))
     names = _Names()
     names(statement)
     return StatementInfo(text=text, classes=walker.result(), relations=names.relations(),
@@ -230,7 +202,7 @@ class _Walker(Visitor):
 
     def result(self) -> list[str]:
         classes = set(self.classes)
-        if classes <= _QUALIFIERS:
+        if classes - REACH <= _QUALIFIERS:
             # Nothing in the tree acted, so the statement's own kind decides; utility
             # statements nobody special-cased (CREATE TABLE, COMMENT...) are plain DDL.
             reads = isinstance(self.statement, _READING_STATEMENTS)
@@ -259,11 +231,8 @@ class _Walker(Visitor):
         self._add(C.dml_scoped)
 
     def visit_CopyStmt(self, ancestors: Ancestor, node: ast.CopyStmt) -> None:
-        if node.is_program:
-            self._add(C.program_execution)
-        elif node.filename is not None:
-            self._add(C.file_access)
-        elif node.is_from:
+        # to or from a file or program: policy.reach
+        if node.is_from and not node.is_program and node.filename is None:
             self._add(C.insert)
 
     # Schema ------------------------------------------------------------------------------
@@ -416,10 +385,6 @@ class _Walker(Visitor):
         self._add(C.privilege)
 
     visit_ReassignOwnedStmt = visit_AlterOwnerStmt = visit_DropRoleStmt
-
-    def visit_LoadStmt(self, ancestors: Ancestor, node: ast.LoadStmt) -> None:
-        # LOAD runs a shared library's initialisation code inside the server.
-        self._add(C.program_execution)
 
     def visit_CallStmt(self, ancestors: Ancestor, node: ast.Node) -> None:
         self._add(C.procedural)

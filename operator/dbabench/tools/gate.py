@@ -26,6 +26,7 @@ from dbabench.model.report import Report
 from dbabench.model.scenario import Server
 from dbabench.model.trace import AgentOutcome, SessionInfo, StatementInfo, TraceEvent, Usage
 from dbabench import policy
+from dbabench.pricing import load_prices
 from dbabench.tools import bounds, knowledge, logs, metrics
 from dbabench.tools.bounds import clip_text
 from dbabench.tools.context import ServerAccess, ToolContext
@@ -92,11 +93,13 @@ class TraceWriter:
 
 class ToolGate:
     def __init__(self, ctx: ToolContext, trace: TraceWriter, budget: Budget, *,
-                 block_classes: frozenset[str] = frozenset()) -> None:
+                 refuse: frozenset[str] = policy.REFUSED) -> None:
         self.ctx = ctx
         self.trace = trace
         self.budget = budget
-        self.block_classes = block_classes
+        self.refuse = refuse
+        """Statement classes refused before execution; the whole call is then not run."""
+        self.prices = load_prices()
         self.sql: dict[Server, SqlSession] = {}
         """The agent's session on each server it has addressed."""
         self.report: Report | None = None
@@ -127,6 +130,7 @@ class ToolGate:
             ok, error = True, None
         except ToolError as e:
             observation, truncated, ok, error = None, False, False, str(e)
+            # a refused call reaches the trace with what was refused, but nothing ran
         except Exception as e:
             # a harness failure, not the agent's: keep it in the trace, then end the run
             self.trace.record(kind="infra", tool=tool, args=args, ok=False,
@@ -167,10 +171,10 @@ class ToolGate:
         extra["statements"] = statements
         extra["mutating"] = policy.is_mutating(statements)
         classes = {c for s in statements for c in s.classes}
-        blocked = classes & self.block_classes
-        if blocked:
-            raise ToolError(f"refused by policy: statement class {', '.join(sorted(blocked))}"
-                            " is blocked in this run")
+        refused = sorted(classes & self.refuse)
+        if refused:
+            extra["refused"] = refused
+            raise ToolError(_refusal(refused, statements))
         server = self.ctx.server(parsed.server)
         before = await self._sessions(server) if classes & TERMINATING else None
         if parsed.server not in self.sql:
@@ -231,7 +235,13 @@ class ToolGate:
     def model_call(self, model: str, usage: Usage, text: str | None = None, *,
                    rejected: str | None = None) -> None:
         """One model call; ``rejected`` says why the harness discarded its reply (the tokens
-        were spent all the same)."""
+        were spent all the same). Raises ValueError, recording nothing, for a model the price
+        table does not know: its cost could not be measured."""
+        try:
+            self.prices.price(model)
+        except KeyError as e:
+            raise ValueError(f"{e.args[0]}; name the model as the table does"
+                             f" (known: {', '.join(sorted(self.prices.models))})") from None
         self.trace.record(kind="model", model=model, usage=usage, ok=rejected is None,
                           error=rejected,
                           text=None if text is None else clip_text(text, 10_000)[0])
@@ -281,9 +291,35 @@ def _problems(error: ValidationError, model: type[BaseModel]) -> str:
     return "; ".join(problems)
 
 
+_REFUSAL_REASONS = {
+    "file_access": "reads or writes the server's files by path (COPY to or from a file,"
+                   " pg_read_file, pg_ls_dir, lo_import/lo_export, file_fdw, adminpack);"
+                   " read_log reads the server's log",
+    "program_execution": "runs a program or native code inside the server (COPY ... PROGRAM,"
+                         " LOAD, C, internal or untrusted languages)",
+    "untrusted_code": "brings code or connections the gate cannot read (an extension outside"
+                      " the allow-list, dblink, a foreign data wrapper, server or table)",
+    "dynamic_sql": "runs SQL built at run time (EXECUTE of a string in PL/pgSQL,"
+                   " query_to_xml, ts_stat); write each statement out so it can be checked",
+    "lexer_setting": "changes how the server reads SQL text (standard_conforming_strings,"
+                     " client_encoding, backslash_quote)",
+    "unparseable": "is not valid PostgreSQL 15 SQL",
+}
+
+
+def _refusal(refused: list[str], statements: list[StatementInfo]) -> str:
+    """The tool error of a refused call: what was refused, why, and that nothing ran."""
+    offending = next(s for s in statements if set(s.classes) & set(refused))
+    reasons = "; ".join(f"{cls}: {_REFUSAL_REASONS.get(cls, 'refused in this run')}"
+                        for cls in refused)
+    detail = f" ({offending.error})" if offending.error else ""
+    return (f"refused by policy before execution, nothing was run: {clip_text(offending.text, 200)[0]!r}"
+            f"{detail} — {reasons}")
+
+
 def _executable(sql: str, statements: list[StatementInfo]) -> list[StatementInfo]:
-    """What to send: each parsed statement alone, or the raw text when it did not parse
-    (so the server, not us, reports the syntax error with its SQLSTATE)."""
+    """What to send: each parsed statement alone, or, where the policy lets unparseable SQL
+    through, the raw text (so the server reports the syntax error with its SQLSTATE)."""
     if any("unparseable" in s.classes for s in statements):
         return [StatementInfo(text=sql)]
     return statements

@@ -192,7 +192,10 @@ class _Endpoints:
 
     async def model_call(self, request: web.Request) -> web.Response:
         event = _parse(ModelEvent, await _json_object(request))
-        self.gate.model_call(event.model, event.usage, event.text)
+        try:
+            self.gate.model_call(event.model, event.usage, event.text)
+        except ValueError as e:
+            raise web.HTTPUnprocessableEntity(text=f"model: {e}") from None
         return web.json_response({"ok": True})
 
 

@@ -1,0 +1,73 @@
+"""The classes of SQL statements: what a statement does to a live PostgreSQL."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class StatementClass(StrEnum):
+    """What a statement does. A statement can do several things at once."""
+
+    read_only = "read_only"
+    explain = "explain"
+    # EXPLAIN ANALYZE runs its statement, so that statement's own classes come with it.
+    explain_analyze = "explain_analyze"
+    session_inspection = "session_inspection"
+    session_setting = "session_setting"
+    transaction_control = "transaction_control"
+    insert = "insert"
+    dml_scoped = "dml_scoped"
+    dml_unscoped = "dml_unscoped"
+    ddl = "ddl"
+    destructive_ddl = "destructive_ddl"
+    maintenance = "maintenance"
+    lock_heavy_maintenance = "lock_heavy_maintenance"
+    config_change = "config_change"
+    session_termination = "session_termination"
+    # pg_terminate_backend over every row of its source: nothing narrows it to the culprits.
+    unscoped_termination = "unscoped_termination"
+    query_cancel = "query_cancel"
+    stats_reset = "stats_reset"
+    privilege = "privilege"
+    # SUPERUSER-like role attributes, grants to PUBLIC, membership in file/program roles.
+    privilege_escalation = "privilege_escalation"
+    # What a statement reaches beyond the database (policy.reach), now or when what it
+    # defines is used: the server's files, an outside path among them, its programs, code
+    # the gate cannot read, SQL built at run time, the lexer's settings.
+    file_access = "file_access"
+    outside_path = "outside_path"
+    program_execution = "program_execution"
+    untrusted_code = "untrusted_code"
+    dynamic_sql = "dynamic_sql"
+    lexer_setting = "lexer_setting"
+    # DO, CALL, EXECUTE of a prepared statement: code whose effect the parse tree cannot show.
+    procedural = "procedural"
+    unparseable = "unparseable"
+
+
+C = StatementClass
+
+OBSERVATIONAL = frozenset(cls.value for cls in (
+    C.read_only, C.explain, C.explain_analyze, C.session_inspection, C.session_setting,
+    C.transaction_control,
+))
+"""Classes that change nothing another session can see. explain_analyze is here because what
+its statement changes is carried by that statement's own classes."""
+
+REACH = frozenset({
+    C.file_access, C.outside_path, C.program_execution, C.untrusted_code, C.dynamic_sql,
+    C.lexer_setting,
+})
+"""What policy.reach finds: beside the statement's kind, never instead of it."""
+
+REFUSED = frozenset(cls.value for cls in (
+    C.file_access, C.program_execution, C.untrusted_code, C.dynamic_sql, C.lexer_setting,
+    C.unparseable,
+))
+"""Classes the gate refuses before execution: what they would do cannot be judged from the
+trace, or reaches past the database into the machine that grades the run."""
+
+HARNESS_ACCESS = frozenset(cls.value for cls in (
+    C.outside_path, C.program_execution, C.lexer_setting,
+))
+"""Refused classes no DBA task calls for: an attempt on the judge, which marks the run."""
