@@ -7,13 +7,14 @@ that overruns its time budget is stopped by pid, and its run gets no pass.
 from __future__ import annotations
 
 import json
+import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from dbabench.agents.external import ExternalAgent
-from dbabench.env.processes import alive
 from dbabench.runner.run import run_scenario
 from dbabench.scenario.loader import resolve
 
@@ -40,14 +41,28 @@ async def test_the_documented_external_agent_reaches_safe_pass(tmp_path: Path) -
 async def test_an_agent_over_its_time_budget_is_stopped_and_not_graded(tmp_path: Path) -> None:
     path, scenario = resolve("stale-stats-lock-chain")
     scenario.spec.budget.timeout_seconds = 3
-    marker = tmp_path / "agent.pid"
-    agent = ExternalAgent(["/bin/sh", "-c", f"echo $$ > {marker}; exec sleep 600"])
+    # a child that leaves the process group (setsid) must end with the agent all the same
+    token = f"600.{os.getpid()}{time.monotonic_ns() % 10**6}"
+    agent = ExternalAgent(["/bin/sh", "-c", f"setsid sleep {token} & echo started; exec sleep {token}"])
     result = await run_scenario(scenario, agent, runs_root=tmp_path / "runs",
                                 manifest_text=path.read_text())
-    assert not alive(int(marker.read_text()))
+    assert "started" in (result.run_dir / "agent.log").read_text()
+    assert not _running(token), "an agent's process outlived its run"
     evaluation = result.evaluation
     assert not evaluation.report_valid and not evaluation.outcome_pass
     assert evaluation.report_error is not None and "budget exhausted" in evaluation.report_error
+    assert evaluation.integrity.agent_sandboxed is True
+
+
+def _running(token: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and token in (entry / "cmdline").read_bytes().decode():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
 
 
 def test_an_external_agent_needs_a_command() -> None:

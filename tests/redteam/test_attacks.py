@@ -9,6 +9,9 @@ so "nothing ran" is read from the database, not assumed.
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+import tempfile
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -350,3 +353,84 @@ def test_honest_refusals_do_not_mark_the_run() -> None:
                                               ("untrusted_code", "CREATE EXTENSION pg_repack"),
                                               ("dynamic_sql", "DO $$ BEGIN EXECUTE 'x'; END $$")])]
     assert not judge_integrity(events).violated
+
+
+# -- the external agent's sandbox --------------------------------------------------------
+
+AGENT_PROBE = r"""
+id
+echo "cwd=$(pwd)"
+ls /proc | grep -c '^[0-9]'
+env | cut -d= -f1 | sort | tr '\n' ' '; echo
+for p in $PROBE_TARGETS; do cat "$p" >/dev/null 2>&1 && echo "readable $p" || echo "hidden $p"; done
+touch "$TASK_DIR/x" 2>/dev/null && echo "wrote task dir" || echo "task dir read-only"
+"""
+
+
+@pytest.fixture
+def agent_probe(tmp_path: Path) -> Callable[..., str]:
+    from dbabench.agents.external import ExternalAgent
+    from dbabench.env import sandbox
+    if sandbox.available(sandbox.AGENT_USER) is not None:
+        pytest.skip(f"no agent sandbox here: {sandbox.available(sandbox.AGENT_USER)}")
+
+    def probe(*targets: Path, **options: Any) -> str:
+        private = Path(tempfile.mkdtemp(prefix="dbabench-INC-test-"))
+        (private / "task.json").write_text("{}")
+        agent = ExternalAgent(["/bin/sh", "-c", AGENT_PROBE], **options)
+        argv, environment = agent.command({
+            "DBABENCH_TOOLS_URL": "http://127.0.0.1:1", "DBABENCH_TOOLS_TOKEN": "t",
+            "DBABENCH_TASK_FILE": str(private / "task.json")})
+        environment["TASK_DIR"] = str(private)
+        environment["PROBE_TARGETS"] = " ".join(map(str, targets))
+        try:
+            done = subprocess.run(argv, env=environment, capture_output=True, text=True,
+                                  timeout=60, cwd="/tmp")
+        finally:
+            shutil.rmtree(private)
+        return done.stdout + done.stderr
+    return probe
+
+
+def test_agent_runs_unprivileged_and_sees_only_its_own_processes(
+        agent_probe: Callable[..., str]) -> None:
+    out = agent_probe()
+    identity, cwd, processes, names = out.splitlines()[:4]
+    assert "(dbabench-agent)" in identity and "root" not in identity
+    assert cwd == "cwd=/tmp"
+    assert int(processes) <= 4, "the agent sees processes outside its own namespace"
+    assert set(names.split()) == {"DBABENCH_TOOLS_URL", "DBABENCH_TOOLS_TOKEN",
+                                  "DBABENCH_TASK_FILE", "TASK_DIR", "PROBE_TARGETS", "PATH",
+                                  "HOME", "LANG", "PWD", "OLDPWD"}
+    assert "task dir read-only" in out
+
+
+def test_agent_cannot_read_manifests_runs_caches_or_credentials(
+        agent_probe: Callable[..., str], postgres: PostgresInstance) -> None:
+    checkout = Path(__file__).resolve().parents[2]
+    manifest = next((checkout / "scenarios").rglob("*.yaml"))
+    targets = [manifest, checkout / "scenarios" / "difficulty.json", checkout / "README.md",
+               postgres.pgdata / "postgresql.conf", Path("/etc/shadow")]
+    out = agent_probe(*targets)
+    for target in targets:
+        assert f"hidden {target}" in out, out
+    # nor by naming them on its command line
+    from dbabench.agents.external import ExternalAgent
+    with pytest.raises(ValueError, match="hold the benchmark's manifests"):
+        ExternalAgent(["/bin/cat", str(manifest)]).command(
+            {"DBABENCH_TASK_FILE": str(postgres.home / "task.json")})
+
+
+def test_agent_reads_what_its_user_declares_and_nothing_is_hidden_when_trusted(
+        agent_probe: Callable[..., str], tmp_path: Path) -> None:
+    declared = tmp_path / "agent-config.json"
+    declared.write_text("{}")
+    tmp_path.chmod(0o755)
+    declared.chmod(0o644)
+    assert f"readable {declared}" in agent_probe(declared, paths=[declared])
+    assert f"hidden {declared}" in agent_probe(declared)
+    from dbabench.agents.external import ExternalAgent
+    trusted = ExternalAgent(["/bin/true"], sandbox=False)
+    argv, environment = trusted.command({"DBABENCH_TOOLS_URL": "u"})
+    assert argv == ["/bin/true"] and environment["DBABENCH_TOOLS_URL"] == "u"
+    assert set(os.environ) <= set(environment)

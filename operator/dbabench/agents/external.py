@@ -5,25 +5,41 @@ The process gets three environment variables and nothing else about the run:
 ``DBABENCH_TOOLS_URL`` (the tool server, on loopback), ``DBABENCH_TOOLS_TOKEN`` (its bearer
 token) and ``DBABENCH_TASK_FILE`` (the AgentTask as JSON). It must submit its report through
 the server before it exits. It never gets database credentials.
+
+By default it runs sandboxed (env.sandbox): as the unprivileged user ``dbabench-agent``, in a
+private mount and pid namespace that shows the system's ``/usr``, the network files of
+``/etc``, a private ``/tmp`` (its home and working directory), the task file, its own command
+(the executable, its virtualenv, the paths among its arguments), the dbabench package (for
+``dbabench.tools.client``) and the paths its user declares; never the checkout's scenarios,
+run directories, caches or other runs. Its environment is the three variables, ``PATH``,
+``HOME``, ``LANG`` and the names its user allows (a model gateway's key). Every process it
+starts ends with it. ``sandbox=False`` runs a trusted script as it is; the run records that.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import pwd
 import secrets
+import shutil
 import signal
 import sys
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import dbabench
+from dbabench.env import sandbox
 from dbabench.model.task import AgentTask
+from dbabench.paths import cache_dir, runs_dir
+from dbabench.scenario.loader import scenarios_root
 from dbabench.tools.gate import ToolGate
 from dbabench.tools.server import CONNECTION_FILE, Connection, serve
 
 STOP_GRACE_SECONDS = 10.0
+PACKAGE = Path(dbabench.__file__).resolve().parent
 LISTEN_POLL_SECONDS = 0.5
 
 
@@ -45,27 +61,102 @@ async def serving(task: AgentTask, gate: ToolGate) -> AsyncIterator[dict[str, st
 
 
 class ExternalAgent:
-    def __init__(self, argv: list[str]) -> None:
+    def __init__(self, argv: list[str], *, sandbox: bool = True, paths: Sequence[Path] = (),
+                 env_names: Sequence[str] = ()) -> None:
+        """``paths``: more files or directories the sandboxed agent may read; ``env_names``:
+        variables of our environment it is given (say OPENAI_API_KEY)."""
         if not argv:
             raise ValueError("an external agent needs a command: dbabench run SCENARIO"
                              " --agent external -- COMMAND [ARGS...]")
+        missing = [str(p) for p in paths if not Path(p).exists()]
+        if missing:
+            raise ValueError(f"--agent-path: no such file or directory: {', '.join(missing)}")
+        unset = [name for name in env_names if name not in os.environ]
+        if unset:
+            raise ValueError(f"--agent-env: {', '.join(unset)} not set in this environment")
         self.argv = argv
+        self.sandbox = sandbox
+        self.paths = [Path(p).resolve() for p in paths]
+        self.env_names = list(env_names)
         self.name = "external"
+
+    def command(self, agent_env: dict[str, str],
+                run_dir: Path | None = None) -> tuple[list[str], dict[str, str]]:
+        """The command line and the whole environment the agent is started with; ``run_dir``
+        is the run's, whose siblings are other runs."""
+        if not self.sandbox:
+            return self.argv, {**os.environ, **agent_env}
+        argv = [_absolute(arg) for arg in self.argv]
+        shown = _command_paths(argv) + self.paths
+        secrets_ = [cache_dir(), scenarios_root(), runs_dir(),
+                    *([run_dir.parent] if run_dir is not None else [])]
+        answers = [str(p) for p in shown
+                   if any(p.resolve().is_relative_to(s.resolve()) for s in secrets_)]
+        if answers:
+            raise ValueError(f"the agent would see {', '.join(answers)}, which hold the"
+                             " benchmark's manifests, runs or snapshots: name other paths")
+        task_file = Path(agent_env["DBABENCH_TASK_FILE"])
+        agent_user = pwd.getpwnam(sandbox.AGENT_USER)
+        for path in (task_file.parent, task_file):
+            os.chown(path, agent_user.pw_uid, agent_user.pw_gid)
+        view = sandbox.View(readable=shown + [task_file.parent, PACKAGE],
+                            etc=sandbox.NETWORK_ETC, proc=True)
+        environment = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8",
+                       **{name: os.environ[name] for name in self.env_names}, **agent_env}
+        return sandbox.agent(argv, view=view), environment
 
     async def run(self, task: AgentTask, gate: ToolGate) -> None:
         run_dir = gate.trace.path.parent
+        gate.agent_sandboxed = self.sandbox
         async with serving(task, gate) as agent_env:
+            argv, environment = self.command(agent_env, run_dir)
             with (run_dir / "agent.log").open("ab") as log:
                 proc = await asyncio.create_subprocess_exec(
-                    *self.argv, env={**os.environ, **agent_env}, stdout=log,
-                    stderr=asyncio.subprocess.STDOUT, stdin=asyncio.subprocess.DEVNULL,
-                    start_new_session=True)
+                    *argv, env=environment, stdout=log, stderr=asyncio.subprocess.STDOUT,
+                    stdin=asyncio.subprocess.DEVNULL, start_new_session=True,
+                    cwd="/tmp" if self.sandbox else None)
             try:
                 code = await proc.wait()
                 if code != 0:
                     gate.think(f"external agent exited with status {code}")
             finally:
                 await _stop(proc)
+
+
+def _existing(arg: str) -> Path | None:
+    """The path an argument names, if it names one that exists (most name none: options,
+    code given with -c)."""
+    try:
+        path = Path(arg)
+        return path if path.exists() else None
+    except (OSError, ValueError):
+        return None
+
+
+def _absolute(arg: str) -> str:
+    """An argument naming an existing path, made absolute: the sandbox's working directory is
+    its own /tmp."""
+    path = _existing(arg)
+    return str(path.resolve()) if path is not None and not path.is_absolute() else arg
+
+
+def _command_paths(argv: list[str]) -> list[Path]:
+    """What running ``argv`` reads beyond /usr: its executable (where its symlinks lead too),
+    the virtualenv it is part of with that virtualenv's base interpreter, and the existing
+    paths among its arguments."""
+    found = shutil.which(argv[0])
+    paths = [Path(found), Path(found).resolve()] if found else []
+    for executable in paths[:1]:
+        venv = executable.parent.parent
+        config = venv / "pyvenv.cfg"
+        if config.exists():
+            paths.append(venv)
+            home = next((line.split("=", 1)[1].strip() for line in config.read_text().splitlines()
+                         if line.split("=", 1)[0].strip() == "home"), None)
+            if home:
+                paths.append(Path(home).parent)  # the base installation: stdlib and all
+    paths += [p for p in map(_existing, argv[1:]) if p is not None and p.is_absolute()]
+    return [p for p in dict.fromkeys(paths) if not p.resolve().is_relative_to("/usr")]
 
 
 class ListenAgent:

@@ -94,6 +94,9 @@ def verdict_table(evaluation: EvaluationResult) -> Table:
         # first and apart: nothing below counts
         table.add_row("INTEGRITY", "[red]VIOLATED[/red]", escape("; ".join(
             f.detail for f in evaluation.integrity.findings[:3])) + " — no dimension passes")
+    if evaluation.integrity.agent_sandboxed is False:
+        table.add_row("agent sandbox", "[yellow]OFF[/yellow]",
+                      "run as a trusted script: it could read what the sandbox hides")
     table.add_row("report", mark(evaluation.report_valid),
                   escape(evaluation.report_error or "valid"))
     failed_checks = ", ".join(c.name for c in o.checks if not c.passed) or "all checks hold"
@@ -112,7 +115,8 @@ def _run(args: argparse.Namespace) -> int:
     command = args.command
     try:
         if args.agent == "external":
-            agent: Agent = ExternalAgent(command)
+            agent: Agent = ExternalAgent(command, sandbox=args.agent_sandbox == "on",
+                                         paths=args.agent_path, env_names=args.agent_env)
         elif command:
             raise ValueError(f"a command is only taken by --agent external, not {args.agent}")
         elif args.agent == "listen":
@@ -286,6 +290,17 @@ def parser() -> argparse.ArgumentParser:
                        default=ChatSettings().rate_limit_wait_seconds,
                        help="seconds one model request may wait out 429s/5xx before the run"
                             " ends as api-error (an infra error, not scored)")
+    external = run.add_argument_group("external agents (--agent external -- COMMAND)")
+    external.add_argument("--agent-sandbox", choices=("on", "off"), default="on",
+                          help="on: run the command as dbabench-agent in a private mount and pid"
+                               " namespace (default); off: as it is, for a trusted script —"
+                               " the result then says so")
+    external.add_argument("--agent-path", action="append", type=Path, default=[],
+                          metavar="PATH", help="a file or directory the sandboxed agent may"
+                                               " read (repeatable)")
+    external.add_argument("--agent-env", action="append", default=[], metavar="NAME",
+                          help="a variable of this environment the agent is given, say a model"
+                               " gateway's key (repeatable)")
     run.add_argument("--runs-dir", type=Path, default=None,
                      help="where run directories go (default: $DBABENCH_RUNS or ./.dbabench/runs)")
     run.add_argument("--json", action="store_true", help="also print the evaluation as JSON")

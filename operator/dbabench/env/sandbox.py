@@ -44,7 +44,7 @@ POSTMASTER_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8
 
 # pid 1 of an agent's namespace: the kernel gives pid 1 no default signal actions, so it
 # forwards SIGTERM to the agent and leaves with the agent's status.
-_AGENT_INIT = ('"$@" & child=$!; trap \'kill -TERM "$child" 2>/dev/null\' TERM INT;'
+_AGENT_INIT = ('cd /tmp; "$@" & child=$!; trap \'kill -TERM "$child" 2>/dev/null\' TERM INT;'
                ' while :; do wait "$child"; status=$?;'
                ' kill -0 "$child" 2>/dev/null || exit "$status"; done')
 
@@ -112,8 +112,9 @@ def _script(view: View, user: str, argv: list[str]) -> str:
 
     def bind(path: Path, *, writable: bool) -> list[str]:
         target = inner(path)
-        make = (f"mkdir -p {target}" if path.is_dir()
-                else f"mkdir -p {inner(path.parent)} && touch {target}")
+        # a path inside one bound before exists already, on a read-only mount
+        make = (f"[ -d {target} ] || mkdir -p {target}" if path.is_dir()
+                else f"[ -e {target} ] || {{ mkdir -p {inner(path.parent)} && touch {target}; }}")
         lines = [make, f"mount --rbind {shlex.quote(str(path))} {target}"]
         if not writable:
             lines.append(f"mount -o remount,bind,ro {target}")
@@ -143,7 +144,7 @@ def _script(view: View, user: str, argv: list[str]) -> str:
             lines += bind(Path("/etc", name), writable=False)
     if view.proc:
         lines.append(f"mkdir -p {inner('/proc')} && mount -t proc proc {inner('/proc')}")
-    for path in view.readable:
+    for path in dict.fromkeys(view.readable):
         lines += bind(path, writable=False)
     for path in view.writable:
         lines += bind(path, writable=True)

@@ -15,8 +15,8 @@ from dbabench.model.trace import TraceEvent
 from dbabench.policy import HARNESS_ACCESS
 
 
-def judge_integrity(events: Iterable[TraceEvent], *,
-                    unpriced_models: Iterable[str] = ()) -> IntegrityResult:
+def judge_integrity(events: Iterable[TraceEvent], *, unpriced_models: Iterable[str] = (),
+                    agent_sandboxed: bool | None = None) -> IntegrityResult:
     """``unpriced_models``: models whose calls the price table cannot cost, so the run's cost
     is not known; the tool server refuses them, so only an altered trace carries one."""
     findings = [
@@ -27,7 +27,8 @@ def judge_integrity(events: Iterable[TraceEvent], *,
     findings += [IntegrityFinding(detail=f"model {model!r} has no price: the run's cost is"
                                          " not known")
                  for model in unpriced_models]
-    return IntegrityResult(violated=bool(findings), findings=findings)
+    return IntegrityResult(violated=bool(findings), findings=findings,
+                           agent_sandboxed=agent_sandboxed)
 
 
 def _harness_classes(event: TraceEvent) -> set[str]:

@@ -44,6 +44,7 @@ async def evaluate_run(scenario: Scenario, agent: str, *, events: list[TraceEven
                        report: Report | None, report_error: str | None,
                        probe: predicates.Probe, wall_seconds: float,
                        prices: efficiency.PriceTable, protected: Sequence[ProtectedTable] = (),
+                       agent_sandboxed: bool | None = None,
                        progress: Callable[[str], None] = lambda _: None) -> EvaluationResult:
     outcome = await verify_outcome(scenario, probe, report_valid=report is not None,
                                    protected=protected, progress=progress)
@@ -56,7 +57,8 @@ async def evaluate_run(scenario: Scenario, agent: str, *, events: list[TraceEven
         diagnosis=diagnosis.evaluate_diagnosis(report, scenario.spec.diagnosis),
         safety=safety.judge_safety(events, scenario.spec),
         efficiency=cost,
-        integrity=conduct.judge_integrity(events, unpriced_models=cost.unpriced_models),
+        integrity=conduct.judge_integrity(events, unpriced_models=cost.unpriced_models,
+                                          agent_sandboxed=agent_sandboxed),
     )
 
 
@@ -76,4 +78,4 @@ async def grade(scenario: Scenario, agent: str, outcome: AgentOutcome, probe: pr
         report_error=outcome.exhausted or outcome.report_error or (
             None if outcome.report else "no report submitted"),
         probe=probe, wall_seconds=outcome.wall_seconds, prices=efficiency.load_prices(),
-        protected=protected, progress=progress)
+        protected=protected, agent_sandboxed=outcome.agent_sandboxed, progress=progress)

@@ -83,6 +83,9 @@ class IntegrityResult(Record):
 
     violated: bool = False
     findings: list[IntegrityFinding] = Field(default_factory=list)
+    agent_sandboxed: bool | None = Field(
+        default=None, description="False: the user ran the agent outside its sandbox, as a"
+                                  " trusted script; such a result is shown with that said")
 
 
 EVALUATION_VERSION = 3

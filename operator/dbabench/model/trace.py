@@ -98,3 +98,6 @@ class AgentOutcome(Record):
         default=None, description="why a model-driven agent stopped early (then report_error"
         " says more); api-error makes the run an infrastructure error")
     wall_seconds: float = Field(default=0.0, ge=0)
+    agent_sandboxed: bool | None = Field(
+        default=None, description="an external agent ran in its sandbox (False: trusted by its"
+                                  " user, run as it was); None: no agent process of its own")

@@ -106,6 +106,8 @@ class ToolGate:
         self.report_error: str | None = None
         self.exhausted: str | None = None
         """Why the budget ran out, once it has: an agent out of our process only sees a 429."""
+        self.agent_sandboxed: bool | None = None
+        """For an agent process of its own: whether it ran sandboxed (None: no such process)."""
 
     # -- tool calls ------------------------------------------------------------------------
 
@@ -267,7 +269,8 @@ class ToolGate:
                             report_error=self.report_error,
                             exhausted=exhausted or (f"budget exhausted: {self.exhausted}"
                                                     if self.exhausted else None),
-                            wall_seconds=round(wall_seconds, 3))
+                            wall_seconds=round(wall_seconds, 3),
+                            agent_sandboxed=self.agent_sandboxed)
 
     async def close(self) -> None:
         while self.sql:
