@@ -434,3 +434,34 @@ def test_agent_reads_what_its_user_declares_and_nothing_is_hidden_when_trusted(
     argv, environment = trusted.command({"DBABENCH_TOOLS_URL": "u"})
     assert argv == ["/bin/true"] and environment["DBABENCH_TOOLS_URL"] == "u"
     assert set(os.environ) <= set(environment)
+
+
+# -- the verifier ------------------------------------------------------------------------
+
+async def test_a_catalog_look_alike_does_not_steer_the_verifier(
+        postgres: PostgresInstance, tmp_path: Path) -> None:
+    from dbabench.evaluate import predicates
+    from dbabench.model.scenario import SqlPredicate
+    # what an agent sharing the verifier's superuser role could store and create
+    admin = postgres.dsn(database="postgres")
+    app = postgres.dsn(database="app")
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute("ALTER ROLE postgres IN DATABASE app SET search_path = public, pg_catalog")
+    with psycopg.connect(app, autocommit=True) as conn:
+        conn.execute("CREATE VIEW public.pg_settings AS SELECT 'forged'::text AS name,"
+                     " 'on'::text AS setting")
+    try:
+        with psycopg.connect(app, autocommit=True) as conn:
+            forged = conn.execute("SELECT count(*) FROM pg_settings").fetchone()
+        assert forged == (1,), "the look-alike does shadow the catalog for the role"
+        probe = predicates.Probe(dsn=app, business_log=tmp_path / "b.jsonl",
+                                 pg_log_dir=postgres.log_dir)
+        check = SqlPredicate(check="sql", name="settings-real",
+                             sql="SELECT count(*) > 100 FROM pg_settings")
+        result = await predicates.check(check, probe, weight=1)
+        assert result.passed, result.detail
+    finally:
+        with psycopg.connect(app, autocommit=True) as conn:
+            conn.execute("DROP VIEW public.pg_settings")
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute("ALTER ROLE postgres IN DATABASE app RESET search_path")

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import psycopg
 from psycopg import sql as pgsql
 
-from dbabench.evaluate.predicates import Probe
+from dbabench.evaluate.predicates import Probe, verifier_options
 from dbabench.model.admission import ProtectedTable
 from dbabench.model.evaluation import CheckResult
 
@@ -54,7 +54,7 @@ async def _states(probe: Probe, tables: Sequence[str], lock_wait_ms: int,
     found: dict[str, tuple[int, int | str]] = {}
     async with await psycopg.AsyncConnection.connect(
             probe.dsn, autocommit=True, application_name="dbabench-verifier",
-            options=f"-c statement_timeout={TIMEOUT_MS} -c lock_timeout={lock_wait_ms}") as conn:
+            options=verifier_options(TIMEOUT_MS, lock_timeout=lock_wait_ms)) as conn:
         for name in tables:
             row = await (await conn.execute("SELECT to_regclass(%s)::oid", (name,))).fetchone()
             if row is None or row[0] is None:

@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 import psycopg
 
 from dbabench.model.evaluation import CheckResult
+from dbabench.policy.reach import startup_options
 from dbabench.model.scenario import (EstimatePredicate, LogPredicate, Predicate, SqlPredicate,
                                      WorkloadPredicate)
 from dbabench.tools.logs import pg_records, record_time
@@ -69,6 +70,15 @@ async def check(pred: Predicate, probe: Probe, *, window: Window | None = None,
     return CheckResult(name=pred.name, weight=weight, passed=passed, value=value, detail=detail)
 
 
+def verifier_options(timeout_ms: int, **settings: str | int) -> str:
+    """The verifier's startup options. They outrank the settings the agent can store for the
+    superuser role the verifier shares with it: a search_path that puts a look-alike view
+    before pg_catalog, a lexer setting. The path is the default's (pg_catalog, then public),
+    so what a check reads of the application is what it read before the run."""
+    return startup_options(statement_timeout=timeout_ms, search_path="pg_catalog,public",
+                           **settings)
+
+
 async def _sql(pred: SqlPredicate, probe: Probe) -> tuple[bool, Any, str]:
     dsn = probe.dsn if pred.server == "primary" else probe.replica_dsn
     if dsn is None:
@@ -76,7 +86,7 @@ async def _sql(pred: SqlPredicate, probe: Probe) -> tuple[bool, Any, str]:
     started = time.perf_counter()
     async with await psycopg.AsyncConnection.connect(
             dsn, autocommit=True, application_name="dbabench-verifier",
-            options=f"-c statement_timeout={pred.timeout_ms}") as conn:
+            options=verifier_options(pred.timeout_ms)) as conn:
         try:
             cur = await conn.execute(pred.sql.encode())
             row = await cur.fetchone() if cur.description else None
@@ -111,7 +121,7 @@ def relation_estimate(plan: dict[str, Any], relation: str, workers: int = 0) -> 
 async def _estimate(pred: EstimatePredicate, probe: Probe) -> tuple[bool, Any, str]:
     async with await psycopg.AsyncConnection.connect(
             probe.dsn, autocommit=True, application_name="dbabench-verifier",
-            options="-c statement_timeout=60000") as conn:
+            options=verifier_options(60_000)) as conn:
         cur = await conn.execute(b"EXPLAIN (FORMAT JSON) " + pred.explain.encode())
         row = await cur.fetchone()
         assert row is not None

@@ -67,6 +67,14 @@ LEXER_SETTINGS = {"standard_conforming_strings": "on", "client_encoding": "utf8"
                   "backslash_quote": "safe_encoding"}
 _ENCODING_SPELLINGS = {"utf8", "utf-8", "unicode"}
 
+
+def startup_options(**settings: str | int) -> str:
+    """libpq ``options`` that set ``settings`` and the lexer settings for a connection's life:
+    startup options outrank role and database settings, so what anyone stored for the role
+    or database cannot change how the session reads SQL."""
+    pinned = {**{name: str(value) for name, value in settings.items()}, **LEXER_SETTINGS}
+    return " ".join(f"-c {name}={value}" for name, value in pinned.items())
+
 _FOREIGN_STATEMENTS = (
     ast.CreateFdwStmt, ast.AlterFdwStmt, ast.CreateForeignServerStmt,
     ast.AlterForeignServerStmt, ast.CreateForeignTableStmt, ast.CreateUserMappingStmt,

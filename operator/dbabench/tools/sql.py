@@ -18,7 +18,7 @@ from pydantic import Field
 from dbabench.model.base import Model
 from dbabench.model.scenario import Server
 from dbabench.model.trace import StatementInfo
-from dbabench.policy.reach import LEXER_SETTINGS
+from dbabench.policy.reach import startup_options
 from dbabench.tools.bounds import Bounds, clip_cell
 from dbabench.tools.context import ToolContext
 from dbabench.tools.errors import ToolError
@@ -71,13 +71,6 @@ def _jsonable(value: Any) -> Any:
     return str(value)
 
 
-def _session_options(timeout_ms: int) -> str:
-    """Startup options: they outrank role and database settings, so the lexer settings the
-    gate parses with hold whatever the agent stored for its role or database."""
-    pinned = {"statement_timeout": str(timeout_ms), **LEXER_SETTINGS}
-    return " ".join(f"-c {name}={value}" for name, value in pinned.items())
-
-
 def _sql_error(e: psycopg.Error) -> SqlError:
     diag = e.diag
     return SqlError(sqlstate=e.sqlstate, message=diag.message_primary or str(e).strip(),
@@ -99,7 +92,8 @@ class SqlSession:
             try:
                 self.conn = await psycopg.AsyncConnection.connect(
                     self.dsn, autocommit=True, application_name="dba-agent",
-                    options=_session_options(timeout_ms))
+                    # the lexer settings the gate parses with, whatever the agent stored
+                    options=startup_options(statement_timeout=timeout_ms))
             except psycopg.OperationalError as e:
                 raise ToolError(f"cannot connect to the database: {str(e).strip()}") from e
             self.conn.add_notice_handler(
