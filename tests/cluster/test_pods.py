@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from dbabench.model.evaluation import EVALUATION_VERSION
+
 from player import NODE_LABEL, STORAGE_CLASS, TOLERATION, Player
 from test_chart import CHART, RELEASE, token_kubeconfig
 from test_operator import SCENARIO_FILE, Operator, agentrun, apply, get, phase_of
@@ -151,7 +153,7 @@ def test_agentrun_runs_as_pods_and_is_graded(control_plane: ControlPlane, player
         assert sum(1 for uid, name in player.started.items() if name == "ref-agent") == 1
         assert result["status"] == "scored" and result["outcome"]["passed"] is True
         # the Evaluation resource says which scorer judged it
-        assert result["version"] == 2 and len(result["scorer"]["digest"]) == 64
+        assert result["version"] == EVALUATION_VERSION and len(result["scorer"]["digest"]) == 64
         evaluations = json.loads(control_plane.kubectl(
             "get", "evaluations", "-n", namespace, "-o", "json").stdout)["items"]
         assert [e["metadata"]["name"] for e in evaluations] == ["ref"]

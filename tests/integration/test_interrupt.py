@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 import yaml
 
+from dbabench.env.sandbox import SANDBOX_MOUNTPOINT
 from dbabench.env.snapshot import SnapshotStore, choose_strategy
 from dbabench.model.run import RunRecord
 from dbabench.paths import cache_dir
@@ -38,7 +39,7 @@ SCENARIO = "stale-stats-lock-chain"
 LONG = 600  # seconds a phase lasts in its variant: far beyond any stop
 STOP_WITHIN = 15.0  # seconds from the signal to the exit: "within a few seconds", with margin
 MARK = "DBABENCH_INTERRUPT_TEST"
-AGENT_SLEEP = "6001"  # the external agent's child: `sleep 6001`
+AGENT_SLEEP = "6001"  # the external agent and its child: `sleep 6001.<n>`
 
 
 def _sql_step(sql: str) -> dict[str, Any]:
@@ -95,7 +96,7 @@ class Phase:
 
 
 AGENT_COMMAND = ("--agent", "external", "--", "/bin/sh", "-c",
-                 f"sleep {AGENT_SLEEP} & exec sleep {int(AGENT_SLEEP) + 1}")
+                 "sleep {token} & exec sleep {token}")
 
 PHASES = [
     Phase("provisioning", "provisioning ("),
@@ -110,8 +111,11 @@ PHASES = [
 ]
 
 
-def _marked_processes(mark: str) -> list[str]:
-    """Every live process whose environment carries ``mark`` (all a run starts inherit it)."""
+def _marked_processes(mark: str, clone: Path | None = None) -> list[str]:
+    """Every live process of the run: what inherits ``mark`` in its environment (the harness's
+    children), what carries it on its command line (the agent's, whose sandbox starts it with
+    an environment of its own) and what works inside the run's ``clone`` (its sandboxed
+    servers)."""
     needle = f"{MARK}={mark}".encode()
     found = []
     for entry in Path("/proc").iterdir():
@@ -121,11 +125,21 @@ def _marked_processes(mark: str) -> list[str]:
             environ = (entry / "environ").read_bytes()
             state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
             argv = (entry / "cmdline").read_bytes().split(b"\0")
+            cwd = os.readlink(entry / "cwd").removeprefix(str(SANDBOX_MOUNTPOINT))
         except OSError:
             continue
-        if needle in environ.split(b"\0") and state != "Z":
+        token = _agent_token(mark).encode()
+        ours = (needle in environ.split(b"\0") or any(token in arg for arg in argv)
+                or (clone is not None and cwd.startswith(str(clone))))
+        if ours and state != "Z":
             found.append(f"{entry.name}: {b' '.join(argv[:3]).decode(errors='replace')}")
     return found
+
+
+def _agent_token(mark: str) -> str:
+    """The duration the test's agent sleeps for: unique to the test, so its processes are
+    found by their command line."""
+    return f"{AGENT_SLEEP}.{int(mark[:6], 16)}"
 
 
 class Lines:
@@ -209,9 +223,10 @@ def test_a_signal_stops_the_run_in_every_phase(phase: Phase, tmp_path: Path) -> 
     store = SnapshotStore(cache, choose_strategy(cache))
 
     lock = _store_lock_held(store) if phase.name == "provisioning" else _nothing()
+    agent = [arg.format(token=_agent_token(mark)) for arg in phase.agent]
     with lock, subprocess.Popen(
-            [sys.executable, "-m", "dbabench.cli.main", "run", str(manifest), *phase.agent[:2],
-             "--runs-dir", str(runs), *phase.agent[2:]],
+            [sys.executable, "-m", "dbabench.cli.main", "run", str(manifest), *agent[:2],
+             "--runs-dir", str(runs), *agent[2:]],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
             env={**os.environ, MARK: mark},
             # else as a terminal's Ctrl+C finds it, whatever this test's own parent ignores
@@ -222,8 +237,9 @@ def test_a_signal_stops_the_run_in_every_phase(phase: Phase, tmp_path: Path) -> 
         try:
             lines.until(phase.marker, timeout=240)
             if phase.name == "agent":
-                _eventually("the agent's processes are up", lambda: any(
-                    f"sleep {AGENT_SLEEP}" in p for p in _marked_processes(mark)), 30)
+                _eventually("the agent's processes are up", lambda: sum(
+                    p.split(": ", 1)[1].startswith("sleep") for p in _marked_processes(mark))
+                    == 2, 30)
             signalled = time.monotonic()
             proc.send_signal(phase.signal)
             code = proc.wait(timeout=STOP_WITHIN + 30)
@@ -236,8 +252,9 @@ def test_a_signal_stops_the_run_in_every_phase(phase: Phase, tmp_path: Path) -> 
     assert code == 130, output
     assert stopped_after <= STOP_WITHIN, f"stopped {stopped_after:.1f}s after the signal\n{output}"
     assert "interrupted" in output and "Traceback" not in output, output
-    assert not _marked_processes(mark), output
     run_dir = next(runs.iterdir())
+    incident = RunRecord.model_validate_json((run_dir / "run.json").read_text()).incident
+    assert not _marked_processes(mark, store.root / "clones" / incident), output
     assert not (run_dir / "evaluation.json").exists(), "an interrupted run wrote a verdict"
     assert not (run_dir / "pids.json").exists()
     if store.strategy == "xfs-loop":
@@ -245,7 +262,6 @@ def test_a_signal_stops_the_run_in_every_phase(phase: Phase, tmp_path: Path) -> 
         assert str(proc.pid) not in (holders.read_text().split() if holders.exists() else [])
     # mounted again if the run was its last holder; a clone the run left behind would be
     # reaped now, and said so
-    incident = RunRecord.model_validate_json((run_dir / "run.json").read_text()).incident
     reaped = store.acquire()
     try:
         left = [c.name for c in (store.root / "clones").iterdir()
