@@ -166,6 +166,7 @@ HONEST = [
     "EXPLAIN SELECT * FROM redteam_canary",
     "SELECT set_config('application_name', 'dba', false)",
     "SHOW standard_conforming_strings",
+    "LOAD 'auto_explain'",
 ]
 
 

@@ -193,7 +193,9 @@ def only(sql: str) -> StatementInfo:
     ("SELECT * FROM pg_ls_dir('.')", ["read_only", "file_access"]),
     ("SELECT lo_import('/etc/passwd')", ["read_only", "file_access", "outside_path"]),
     ("SELECT lo_export(16400, '/tmp/x')", ["read_only", "file_access", "outside_path"]),
-    ("LOAD 'auto_explain'", ["ddl", "program_execution"]),
+    ("LOAD 'auto_explain'", ["session_setting"]),
+    ("LOAD '/tmp/evil.so'", ["session_setting", "program_execution"]),
+    ("LOAD '$libdir/plugins/x'", ["session_setting", "program_execution"]),
     # Opaque code
     ("DO $$ BEGIN DELETE FROM orders; END $$", ["procedural"]),
     ("CALL cleanup()", ["procedural"]),

@@ -338,6 +338,8 @@ class _Walker(Visitor):
     def visit_DiscardStmt(self, ancestors: Ancestor, node: ast.Node) -> None:
         self._add(C.session_setting)
 
+    visit_LoadStmt = visit_DiscardStmt
+
     visit_DeallocateStmt = visit_DiscardStmt
 
     def visit_TransactionStmt(self, ancestors: Ancestor, node: ast.TransactionStmt) -> None:

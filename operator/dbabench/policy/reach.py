@@ -141,9 +141,11 @@ class _Reach(Visitor):
         elif node.filename is not None:
             self._path(ast.A_Const(val=ast.String(sval=node.filename)))
 
-    def visit_LoadStmt(self, ancestors: Ancestor, node: ast.Node) -> None:
-        # LOAD runs a shared library's initialisation code inside the server.
-        self.classes.add(PROGRAM_EXECUTION)
+    def visit_LoadStmt(self, ancestors: Ancestor, node: ast.LoadStmt) -> None:
+        # LOAD runs a library's initialisation code inside the server: one the server ships,
+        # named bare (LOAD 'auto_explain' to see a plan), is a session's tool; a path is not
+        if "/" in (node.filename or "/"):
+            self.classes.add(PROGRAM_EXECUTION)
 
     def visit_CreateExtensionStmt(self, ancestors: Ancestor,
                                   node: ast.CreateExtensionStmt) -> None:
