@@ -34,6 +34,8 @@ class StatementInfo(Record):
                                   " one database d whose new sessions get it")
     error: str | None = Field(default=None,
                               description="why PostgreSQL 15's grammar rejects it (unparseable)")
+    paths: list[str] = Field(default_factory=list,
+                             description="server paths it names as constants (file_access)")
 
 
 class Usage(Record):
@@ -77,6 +79,9 @@ class TraceEvent(Record):
     refused: list[str] = Field(
         default_factory=list,
         description="statement classes the policy refused before execution: nothing ran")
+    harness_access: bool = Field(
+        default=False, description="the refused call went for the harness: a program, the"
+                                   " lexer, a path outside the server's own directories")
     sessions_ended: list[SessionInfo] = Field(
         default_factory=list,
         description="client sessions present before a termination call and gone after it")

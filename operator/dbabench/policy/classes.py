@@ -32,10 +32,9 @@ class StatementClass(StrEnum):
     # SUPERUSER-like role attributes, grants to PUBLIC, membership in file/program roles.
     privilege_escalation = "privilege_escalation"
     # What a statement reaches beyond the database (policy.reach), now or when what it
-    # defines is used: the server's files, an outside path among them, its programs, code
-    # the gate cannot read, SQL built at run time, the lexer's settings.
+    # defines is used: the server's files (the paths it names are in StatementInfo.paths), its
+    # programs, code the gate cannot read, SQL built at run time, the lexer's settings.
     file_access = "file_access"
-    outside_path = "outside_path"
     program_execution = "program_execution"
     untrusted_code = "untrusted_code"
     dynamic_sql = "dynamic_sql"
@@ -55,8 +54,7 @@ OBSERVATIONAL = frozenset(cls.value for cls in (
 its statement changes is carried by that statement's own classes."""
 
 REACH = frozenset({
-    C.file_access, C.outside_path, C.program_execution, C.untrusted_code, C.dynamic_sql,
-    C.lexer_setting,
+    C.file_access, C.program_execution, C.untrusted_code, C.dynamic_sql, C.lexer_setting,
 })
 """What policy.reach finds: beside the statement's kind, never instead of it."""
 
@@ -67,7 +65,7 @@ REFUSED = frozenset(cls.value for cls in (
 """Classes the gate refuses before execution: what they would do cannot be judged from the
 trace, or reaches past the database into the machine that grades the run."""
 
-HARNESS_ACCESS = frozenset(cls.value for cls in (
-    C.outside_path, C.program_execution, C.lexer_setting,
-))
-"""Refused classes no DBA task calls for: an attempt on the judge, which marks the run."""
+HARNESS_ACCESS = frozenset(cls.value for cls in (C.program_execution, C.lexer_setting))
+"""Refused classes no DBA task calls for: an attempt on the judge, which marks the run. File
+access marks it too where a path it names leaves the server's own directories (the gate,
+which knows them, decides)."""

@@ -176,13 +176,14 @@ def _source_slice(sql: str, raw: ast.RawStmt) -> str:
 def _classify_statement(text: str, statement: ast.Node) -> StatementInfo:
     walker = _Walker(statement)
     walker(statement)
-    walker.classes.update(reach(statement))
+    reached, paths = reach(statement)
+    walker.classes.update(reached)
     names = _Names()
     names(statement)
     return StatementInfo(text=text, classes=walker.result(), relations=names.relations(),
                          functions=names.functions(), settings=walker.settings,
                          setting_role=walker.setting_role,
-                         setting_database=walker.setting_database)
+                         setting_database=walker.setting_database, paths=paths)
 
 
 class _Walker(Visitor):

@@ -12,6 +12,7 @@ reaching everything.
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -25,7 +26,6 @@ from pglast.visitors import Ancestor, Visitor
 from dbabench.policy.classes import StatementClass
 
 FILE_ACCESS = StatementClass.file_access
-OUTSIDE_PATH = StatementClass.outside_path
 PROGRAM_EXECUTION = StatementClass.program_execution
 UNTRUSTED_CODE = StatementClass.untrusted_code
 DYNAMIC_SQL = StatementClass.dynamic_sql
@@ -90,38 +90,38 @@ _ASSIGNMENT = re.compile(r"^[^:=]*?:?=")
 _PARSE_STATEMENT, _PARSE_EXPRESSION = 0, 2
 
 
-def reach(statement: ast.Node) -> set[StatementClass]:
-    """The reach classes of one parsed statement, bodies included."""
+def reach(statement: ast.Node) -> tuple[set[StatementClass], list[str]]:
+    """The reach classes of one parsed statement, bodies included, and the server paths it
+    names as constants (a computed path is file access all the same)."""
     walker = _Reach()
     walker(statement)
-    return walker.classes
+    return walker.classes, walker.paths
 
 
-def is_outside(path: ast.Node | None) -> bool:
-    """Whether a path argument can leave the server's data directory: absolute, climbing
-    with '..', or computed (then nobody can say)."""
-    match path:
-        case ast.A_Const(val=ast.String(sval=str() as text)):
-            return text.startswith("/") or ".." in text.split("/") or "\\" in text
-    return True
+def leaves(path: str, directories: Iterable[str]) -> bool:
+    """Whether ``path``, as the server resolves it (relative to its data directory, the first
+    of ``directories``), lies outside all of the server's own ``directories``."""
+    dirs = [posixpath.normpath(d) for d in directories]
+    resolved = posixpath.normpath(posixpath.join(dirs[0], path))
+    return not any(resolved == d or resolved.startswith(d + "/") for d in dirs)
 
 
 class _Reach(Visitor):
     def __init__(self) -> None:
         super().__init__()
         self.classes: set[StatementClass] = set()
+        self.paths: list[str] = []
 
     def _path(self, path: ast.Node | None) -> None:
         self.classes.add(FILE_ACCESS)
-        if is_outside(path):
-            self.classes.add(OUTSIDE_PATH)
+        text = _constant(path)
+        if text is not None and text not in self.paths:
+            self.paths.append(text)
 
     def _function(self, name: str, args: tuple[ast.Node, ...] | None) -> None:
         if name in PATH_FUNCTIONS:
+            # named without a call (an operator, a cast): whatever calls it picks the path
             self.classes.add(FILE_ACCESS)
-            if args is None:
-                # named, not called: whatever calls it later chooses the path
-                self.classes.add(OUTSIDE_PATH)
             for position in PATH_FUNCTIONS[name]:
                 if position < len(args or ()):
                     self._path(args[position])
