@@ -10,12 +10,10 @@ pods on its one fake node go Running, but no container ever starts.
 
 from __future__ import annotations
 
-import ctypes
 import functools
 import json
 import os
 import shutil
-import signal
 import socket
 import ssl
 import subprocess
@@ -30,7 +28,7 @@ from typing import IO, Any
 
 import pytest
 
-from dbabench.env.processes import stop_pid
+from dbabench.env.processes import die_with_parent, stop_pid
 
 REPO = Path(__file__).resolve().parents[2]
 BUILD_SCRIPT = REPO / "scripts" / "build-k8s.sh"
@@ -220,17 +218,6 @@ def _write_kubeconfig(path: Path, server: str, pki: Path, user: str) -> None:
     path.chmod(0o600)
 
 
-_PR_SET_PDEATHSIG = 1
-# Looked up before any fork: the child runs _die_with_parent between fork and exec.
-_prctl = ctypes.CDLL(None, use_errno=True).prctl
-
-
-def _die_with_parent() -> None:
-    # Should pytest itself be killed (SIGKILL, a CI time limit), the kernel kills the
-    # servers too instead of leaving them orphaned on the machine.
-    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-
-
 @dataclass
 class _Processes:
     log_dir: Path
@@ -239,7 +226,7 @@ class _Processes:
     def start(self, name: str, argv: Sequence[str]) -> None:
         log = (self.log_dir / f"{name}.log").open("wb")
         proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=log,
-                                stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
+                                stderr=subprocess.STDOUT, preexec_fn=die_with_parent)
         self.running.append((name, proc, log))
 
     def log_tail(self, name: str, lines: int = 40) -> str:

@@ -11,7 +11,9 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
+import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -491,3 +493,44 @@ async def test_a_catalog_look_alike_does_not_steer_the_verifier(
             conn.execute("DROP VIEW public.pg_settings")
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute("ALTER ROLE postgres IN DATABASE app RESET search_path")
+
+
+def test_killing_the_harness_ends_the_agent_namespace(tmp_path: Path) -> None:
+    # the run's process killed outright (SIGKILL): nothing the agent started may stay
+    from dbabench.env import sandbox
+    if sandbox.available(sandbox.AGENT_USER) is not None:
+        pytest.skip("no agent sandbox here")
+    token = f"7001.{os.getpid()}"
+    harness = subprocess.Popen([sys.executable, "-c", (
+        "import subprocess, sys, time\n"
+        "from dbabench.env import sandbox\n"
+        "from dbabench.env.processes import die_with_parent\n"
+        f"argv = sandbox.agent(['/bin/sh', '-c', 'setsid sleep {token} & exec sleep {token}'],"
+        " view=sandbox.View())\n"
+        "subprocess.Popen(argv, start_new_session=True, preexec_fn=die_with_parent)\n"
+        "time.sleep(600)\n")])
+    try:
+        deadline = time.monotonic() + 30
+        while len(_with_token(token)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert len(_with_token(token)) >= 2, "the agent did not start"
+    finally:
+        harness.kill()
+        harness.wait()
+    deadline = time.monotonic() + 10
+    while _with_token(token) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _with_token(token), "the agent's processes outlived the harness"
+
+
+def _with_token(token: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and token.encode() in (entry / "cmdline").read_bytes():
+                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+                if state != "Z":
+                    found.append(int(entry.name))
+        except OSError:
+            continue
+    return found

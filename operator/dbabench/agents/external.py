@@ -32,6 +32,7 @@ from pathlib import Path
 
 import dbabench
 from dbabench.env import sandbox
+from dbabench.env.processes import die_with_parent
 from dbabench.model.task import AgentTask
 from dbabench.paths import cache_dir, runs_dir
 from dbabench.scenario.loader import scenarios_root
@@ -114,7 +115,10 @@ class ExternalAgent:
                 proc = await asyncio.create_subprocess_exec(
                     *argv, env=environment, stdout=log, stderr=asyncio.subprocess.STDOUT,
                     stdin=asyncio.subprocess.DEVNULL, start_new_session=True,
-                    cwd="/tmp" if self.sandbox else None)
+                    cwd="/tmp" if self.sandbox else None,
+                    # the sandbox ends when we do, even killed: its unshare dies with us, and
+                    # its namespace with its unshare
+                    preexec_fn=die_with_parent if self.sandbox else None)
             try:
                 code = await proc.wait()
                 if code != 0:

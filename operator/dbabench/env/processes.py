@@ -8,6 +8,7 @@ clean machine.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import pwd
@@ -102,6 +103,17 @@ def run_as_user() -> str | None:
         raise RuntimeError("running as root needs the OS user 'postgres' (install postgresql-15,"
                            " e.g. `make deps`)") from e
     return "postgres"
+
+
+PR_SET_PDEATHSIG = 1
+# looked up before any fork: a child runs die_with_parent between fork and exec
+_prctl = ctypes.CDLL(None, use_errno=True).prctl
+
+
+def die_with_parent() -> None:
+    """For ``preexec_fn``: the child is SIGKILLed when the thread that started it ends, so
+    what a run killed outright (SIGKILL, a CI time limit) started is not left behind."""
+    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def as_user_kwargs(user: str | None) -> dict[str, object]:

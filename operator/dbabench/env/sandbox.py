@@ -96,10 +96,12 @@ def agent(argv: list[str], *, view: View, user: str = AGENT_USER) -> list[str]:
     own pid namespace; ``--kill-child`` ends the namespace if we are killed."""
     init = ["/bin/sh", "-c", _AGENT_INIT, "agent-init", *argv]
     return ["unshare", "--mount", "--propagation", "private", "--pid", "--fork",
-            "--kill-child", "--", "sh", "-c", _script(view, user, init)]
+            "--kill-child", "--", "sh", "-c", _script(view, user, init, pdeathsig=True)]
 
 
-def _script(view: View, user: str, argv: list[str]) -> str:
+def _script(view: View, user: str, argv: list[str], *, pdeathsig: bool = False) -> str:
+    """``pdeathsig``: the sandboxed process is killed when its parent dies (unshare's
+    --kill-child sets that, but a change of user clears it, so setpriv sets it again)."""
     why = available(user)
     if why is not None:
         raise SandboxUnavailable(f"cannot sandbox: {why}")
@@ -151,5 +153,6 @@ def _script(view: View, user: str, argv: list[str]) -> str:
     lines += [f"mount --bind /dev/null {inner(path)}" for path in view.hidden if path.exists()]
     lines.append(f"exec {shutil.which('chroot')} {root} {shutil.which('setpriv')}"
                  f" --reuid={pw.pw_uid} --regid={pw.pw_gid} --clear-groups --inh-caps=-all"
-                 f" --bounding-set=-all --no-new-privs -- {shlex.join(argv)}")
+                 f" --bounding-set=-all --no-new-privs"
+                 f"{' --pdeathsig SIGKILL' if pdeathsig else ''} -- {shlex.join(argv)}")
     return "\n".join(lines)
