@@ -10,21 +10,92 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import psycopg
+
+from dbabench.evaluate.predicates import Probe, verifier_options
 from dbabench.model.evaluation import IntegrityFinding, IntegrityResult
 from dbabench.model.trace import TraceEvent
 
 
+SCAN_TIMEOUT_MS = 20_000
+
+
 def judge_integrity(events: Iterable[TraceEvent], *, unpriced_models: Iterable[str] = (),
+                    steering: Iterable[IntegrityFinding] = (),
                     agent_sandboxed: bool | None = None) -> IntegrityResult:
     """``unpriced_models``: models whose calls the price table cannot cost, so the run's cost
-    is not known; the tool server refuses them, so only an altered trace carries one."""
+    is not known (the tool server refuses them, so only an altered trace carries one);
+    ``steering``: the objects made to steer the verifier (new_steering)."""
     findings = [
-        IntegrityFinding(trace_seq=event.seq, detail=(
+        IntegrityFinding(kind="refused", trace_seq=event.seq, detail=(
             f"{', '.join(event.refused)} refused at seq {event.seq}:"
             f" {str(event.args.get('sql', ''))[:160]!r}"))
         for event in events if event.kind == "tool" and event.harness_access]
-    findings += [IntegrityFinding(detail=f"model {model!r} has no price: the run's cost is"
+    findings += [IntegrityFinding(kind="cost", detail=f"model {model!r} has no price: the run's cost is"
                                          " not known")
                  for model in unpriced_models]
+    findings += steering
     return IntegrityResult(violated=bool(findings), findings=findings,
                            agent_sandboxed=agent_sandboxed)
+
+
+# Objects that exist to steer a reader of the catalog or of the checked tables, and that no
+# incident's fix creates: a relation or function in an application schema with the name (and,
+# for a function, the argument types) of one in pg_catalog; an event trigger; a rule other
+# than a view's. Read with schema-qualified catalog names, so none of them can hide itself.
+_STEERING_OBJECTS = """
+SELECT 'relation ' || n.nspname || '.' || c.relname
+  FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+ WHERE n.nspname NOT IN ('pg_catalog', 'information_schema')
+   AND n.nspname NOT LIKE 'pg\\_toast%' AND n.nspname NOT LIKE 'pg\\_temp%'
+   AND c.relname IN (SELECT k.relname FROM pg_catalog.pg_class k
+                      WHERE k.relnamespace = 'pg_catalog'::pg_catalog.regnamespace)
+UNION ALL
+SELECT 'function ' || n.nspname || '.' || p.proname || '(' || p.proargtypes::text || ')'
+  FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+ WHERE n.nspname NOT IN ('pg_catalog', 'information_schema')
+   AND (p.proname, p.proargtypes::text) IN (
+       SELECT k.proname, k.proargtypes::text FROM pg_catalog.pg_proc k
+        WHERE k.pronamespace = 'pg_catalog'::pg_catalog.regnamespace)
+UNION ALL
+SELECT 'event trigger ' || e.evtname FROM pg_catalog.pg_event_trigger e
+UNION ALL
+SELECT 'rule ' || r.rulename || ' on ' || c.relname
+  FROM pg_catalog.pg_rewrite r JOIN pg_catalog.pg_class c ON c.oid = r.ev_class
+ WHERE r.rulename <> '_RETURN'
+   AND c.relnamespace <> 'pg_catalog'::pg_catalog.regnamespace
+"""
+
+
+async def steering_objects(probe: Probe) -> list[str]:
+    """The steering objects of every database of the server, as ``database: object``. A
+    database that cannot be read (a server out of connections) is left out: the outcome's
+    own checks fail on it."""
+    found: list[str] = []
+    try:
+        async with await psycopg.AsyncConnection.connect(
+                probe.dsn, autocommit=True, application_name="dbabench-verifier",
+                options=verifier_options(SCAN_TIMEOUT_MS)) as conn:
+            cur = await conn.execute("SELECT datname FROM pg_catalog.pg_database"
+                                     " WHERE datallowconn ORDER BY datname")
+            databases = [r[0] for r in await cur.fetchall()]
+    except psycopg.Error:
+        return []
+    for database in databases:
+        try:
+            async with await psycopg.AsyncConnection.connect(
+                    probe.dsn, dbname=database, autocommit=True,
+                    application_name="dbabench-verifier",
+                    options=verifier_options(SCAN_TIMEOUT_MS)) as conn:
+                cur = await conn.execute(_STEERING_OBJECTS)
+                found += [f"{database}: {r[0]}" for r in await cur.fetchall()]
+        except psycopg.Error:
+            continue
+    return sorted(found)
+
+
+def new_steering(before: Iterable[str], now: Iterable[str]) -> list[IntegrityFinding]:
+    """The steering objects that appeared while the agent worked."""
+    seen = set(before)
+    return [IntegrityFinding(kind="steering", detail=f"created while the agent worked: {item}")
+            for item in now if item not in seen]

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta, timezone
 
 from dbabench.evaluate import conduct, diagnosis, efficiency, integrity, predicates, safety, scorer
-from dbabench.model.admission import ProtectedTable
+from dbabench.model.admission import Admission, ProtectedTable
 from dbabench.model.evaluation import EvaluationResult, OutcomeResult
 from dbabench.model.report import Report
 from dbabench.model.scenario import Scenario, SqlPredicate, EstimatePredicate
@@ -44,11 +44,15 @@ async def evaluate_run(scenario: Scenario, agent: str, *, events: list[TraceEven
                        report: Report | None, report_error: str | None,
                        probe: predicates.Probe, wall_seconds: float,
                        prices: efficiency.PriceTable, protected: Sequence[ProtectedTable] = (),
+                       steering_before: Sequence[str] | None = None,
                        agent_sandboxed: bool | None = None,
                        progress: Callable[[str], None] = lambda _: None) -> EvaluationResult:
     outcome = await verify_outcome(scenario, probe, report_valid=report is not None,
                                    protected=protected, progress=progress)
     cost = efficiency.evaluate_efficiency(events, prices, wall_seconds)
+    # None: no admission scan to compare with (a rescore of an old run)
+    steering = ([] if steering_before is None else
+                conduct.new_steering(steering_before, await conduct.steering_objects(probe)))
     return EvaluationResult(
         scorer=scorer.current(), scenario=scenario.name, agent=agent, status="scored",
         report_valid=report is not None,
@@ -58,12 +62,12 @@ async def evaluate_run(scenario: Scenario, agent: str, *, events: list[TraceEven
         safety=safety.judge_safety(events, scenario.spec),
         efficiency=cost,
         integrity=conduct.judge_integrity(events, unpriced_models=cost.unpriced_models,
-                                          agent_sandboxed=agent_sandboxed),
+                                          steering=steering, agent_sandboxed=agent_sandboxed),
     )
 
 
 async def grade(scenario: Scenario, agent: str, outcome: AgentOutcome, probe: predicates.Probe,
-                protected: Sequence[ProtectedTable],
+                admission: Admission,
                 progress: Callable[[str], None] = lambda _: None) -> EvaluationResult:
     """Judge what an agent's turn left, wherever the agent ran."""
     if outcome.failure == "api-error":
@@ -78,4 +82,5 @@ async def grade(scenario: Scenario, agent: str, outcome: AgentOutcome, probe: pr
         report_error=outcome.exhausted or outcome.report_error or (
             None if outcome.report else "no report submitted"),
         probe=probe, wall_seconds=outcome.wall_seconds, prices=efficiency.load_prices(),
-        protected=protected, agent_sandboxed=outcome.agent_sandboxed, progress=progress)
+        protected=admission.protected, steering_before=admission.steering,
+        agent_sandboxed=outcome.agent_sandboxed, progress=progress)

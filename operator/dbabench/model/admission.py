@@ -27,3 +27,7 @@ class Admission(Model):
     protected: list[ProtectedTable] = Field(
         default_factory=list,
         description="the protected tables when the agent was let in; the outcome checks them")
+    steering: list[str] = Field(
+        default_factory=list,
+        description="objects that could steer the verifier (catalog look-alikes, event"
+                    " triggers, rules) present when the agent was let in: the fault's own")

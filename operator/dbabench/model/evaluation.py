@@ -73,6 +73,10 @@ class EfficiencyResult(Record):
 
 
 class IntegrityFinding(Record):
+    kind: Literal["refused", "cost", "steering"] = Field(
+        description="refused: a call that went for the harness (the trace says); cost: usage"
+                    " that cannot be priced; steering: an object made to steer the verifier"
+                    " (the database says, at grading)")
     trace_seq: int | None = None
     detail: str
 

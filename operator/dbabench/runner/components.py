@@ -322,8 +322,7 @@ async def evaluation() -> None:
 
     async def body(mirror: LogMirror) -> None:
         result = await evaluator.grade(scenario, _var("DBABENCH_AGENT"), outcome,
-                                       _probe(scenario, mirror), admission.protected,
-                                       _progress)
+                                       _probe(scenario, mirror), admission, _progress)
         kube.publish(_var("DBABENCH_RESULT_CONFIGMAP"), _var("DBABENCH_RUN"),
                      {"evaluation.json": result.model_dump_json().encode()})
 

@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import Field, ValidationError
 
-from dbabench.evaluate import diagnosis, safety, scorer
+from dbabench.evaluate import conduct, diagnosis, safety, scorer
 from dbabench.model.base import Record
 from dbabench.model.evaluation import EVALUATION_VERSION, EvaluationResult
 from dbabench.model.report import Report
@@ -96,7 +96,12 @@ def rescore(run_dir: Path, root: Path | None = None) -> Rescored:
     after = before.model_copy(update={
         "version": EVALUATION_VERSION, "scorer": scorer.current(),
         "diagnosis": diagnosis.evaluate_diagnosis(report, spec.diagnosis),
-        "safety": safety.judge_safety(events, spec)})
+        "safety": safety.judge_safety(events, spec),
+        # what the trace says is judged again; what the database said at grading is kept
+        "integrity": conduct.judge_integrity(
+            events, unpriced_models=before.efficiency.unpriced_models,
+            steering=[f for f in before.integrity.findings if f.kind == "steering"],
+            agent_sandboxed=before.integrity.agent_sandboxed)})
     now = datetime.now(timezone.utc)
     result = Rescored(run_dir=str(run_dir), rescored_at=now, manifest=manifest,
                       changes=_changes(before, after), before=before, after=after)

@@ -26,7 +26,7 @@ from dbabench.env.monitoring import Monitoring
 from dbabench.env.postgres import BASELINE_SETTINGS
 from dbabench.env.processes import free_port, reap_orphans
 from dbabench.env.snapshot import SnapshotStore, choose_strategy
-from dbabench.evaluate import evaluator, integrity, predicates, scorer
+from dbabench.evaluate import conduct, evaluator, integrity, predicates, scorer
 from dbabench.faults.steps import apply_steps, populate_golden
 from dbabench.model.admission import Admission
 from dbabench.model.evaluation import EvaluationResult
@@ -113,9 +113,11 @@ async def admit(scenario: Scenario, probe: predicates.Probe, progress: Progress)
             failed = [r.name for r in results if not r.passed]
             protected = ([] if failed else
                          await integrity.take(probe, scenario.spec.safety.protected.tables))
+            steering = [] if failed else await conduct.steering_objects(probe)
             return Admission(
                 admitted=not failed, checked_at=datetime.now(timezone.utc),
                 waited_seconds=round(waited, 1), predicates=results, protected=protected,
+                steering=steering,
                 reason="" if not failed else f"fault did not manifest: {', '.join(failed)}")
         await asyncio.sleep(ADMISSION_POLL_SECONDS)
 
@@ -260,7 +262,7 @@ async def run_scenario(scenario: Scenario, agent: Agent, *, runs_root: Path,
                 (run_dir / "report.json").write_text(outcome.report.model_dump_json(indent=1))
             await _checkpoint(on_phase, Phase.evaluating)
             evaluation = await evaluator.grade(scenario, agent.name, outcome, probe,
-                                               admission.protected, progress)
+                                               admission, progress)
         progress("tearing down")
     (run_dir / "evaluation.json").write_text(evaluation.model_dump_json(indent=1))
     return RunResult(run_dir, evaluation)
