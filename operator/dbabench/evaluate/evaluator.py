@@ -44,15 +44,13 @@ async def evaluate_run(scenario: Scenario, agent: str, *, events: list[TraceEven
                        report: Report | None, report_error: str | None,
                        probe: predicates.Probe, wall_seconds: float,
                        prices: efficiency.PriceTable, protected: Sequence[ProtectedTable] = (),
-                       steering_before: Sequence[str] | None = None,
+                       steering_before: Sequence[str],
                        agent_sandboxed: bool | None = None,
                        progress: Callable[[str], None] = lambda _: None) -> EvaluationResult:
     outcome = await verify_outcome(scenario, probe, report_valid=report is not None,
                                    protected=protected, progress=progress)
     cost = efficiency.evaluate_efficiency(events, prices, wall_seconds)
-    # None: no admission scan to compare with (a rescore of an old run)
-    steering = ([] if steering_before is None else
-                conduct.new_steering(steering_before, await conduct.steering_objects(probe)))
+    steering = conduct.new_steering(steering_before, await conduct.steering_objects(probe))
     return EvaluationResult(
         scorer=scorer.current(), scenario=scenario.name, agent=agent, status="scored",
         report_valid=report is not None,

@@ -325,7 +325,7 @@ _REFUSAL_REASONS = {
                    " pg_read_file, pg_ls_dir, lo_import/lo_export, file_fdw, adminpack);"
                    " read_log reads the server's log",
     "program_execution": "runs a program or native code inside the server (COPY ... PROGRAM,"
-                         " LOAD, C, internal or untrusted languages)",
+                         " LOAD of a path, C, internal or untrusted languages)",
     "untrusted_code": "brings code or connections the gate cannot read (an extension outside"
                       " the allow-list, dblink, a foreign data wrapper, server or table)",
     "dynamic_sql": "runs SQL built at run time (EXECUTE of a string in PL/pgSQL,"
