@@ -42,7 +42,7 @@ from dbabench.scenario.loader import resolve
 
 async def main(name, agent_name, runs):
     path, scenario = resolve(name)
-    prepare_golden(scenario, Path(runs))  # a (re)build is not part of a run's cost
+    await prepare_golden(scenario, Path(runs))  # a (re)build is not part of a run's cost
     marks = [("start", time.monotonic())]
     async def on_phase(phase):
         marks.append((phase.value, time.monotonic()))

@@ -64,6 +64,16 @@ def test_a_fix_that_fixes_nothing_fails_the_battery(tmp_path: Path) -> None:
     for check in verdicts.values():
         assert check.run_dir is not None and (check.run_dir / "evaluation.json").exists()
         assert {"Provisioning", "Admitting", "Running", "Evaluating"} <= set(check.phases)
+        # what each run cost: its server and workload worked, and did so inside the battery
+        assert check.cpu_seconds["postgres"] > 0 and check.cpu_seconds["workload"] > 0
+        assert {"prometheus", "postgres_exporter", "node_exporter"} <= set(check.cpu_seconds)
+        assert check.started_seconds is not None
+        assert 0 <= check.started_seconds <= summary.wall_seconds - check.wall_seconds + 1
+    assert summary.version == 2 and summary.cpu is not None
+    assert summary.golden_seconds is not None and summary.golden_seconds < summary.wall_seconds
+    runs_cpu = sum(sum(c.cpu_seconds.values()) for c in verdicts.values())
+    assert 0 < runs_cpu <= summary.cpu.children_seconds + 0.1
+    assert summary.cpu.harness_seconds > 0
     # the reference run's hops were measured (or it says why it could not be)
     assert verdicts["reference"].difficulty or verdicts["reference"].difficulty_error
     assert "self-proof: 1 scenario(s)" in proc.stdout

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -141,6 +142,25 @@ def test_a_torn_down_table_starts_nothing_more(tmp_path: Path) -> None:
     with pytest.raises(ProcessTableClosed, match="torn down"):
         procs.spawn("late", ["/bin/sleep", "300"], log=tmp_path / "late.log")
     assert not (tmp_path / "late.log").exists()
+
+
+def test_a_stopped_child_hands_over_its_cpu_and_its_childrens(tmp_path: Path) -> None:
+    """The battery's CPU per run: a child's own CPU and what it reaped (as a postmaster reaps
+    its backends) are counted under its name when the run stops it."""
+    procs = ProcessTable(tmp_path)
+    burn = "import time; t = time.process_time(); exec('while time.process_time() - t < 0.3: pass')"
+    # a shell that waits for a busy grandchild, then sleeps until it is stopped
+    procs.spawn("parent", ["/bin/sh", "-c", f"{sys.executable} -c \"{burn}\"; exec sleep 300"],
+                log=tmp_path / "parent.log")
+    idle = procs.spawn("idle", ["/bin/sleep", "300"], log=tmp_path / "idle.log")
+    deadline = time.monotonic() + 30
+    while not Path(f"/proc/{procs.records[0].pid}/cmdline").read_text().startswith("sleep"):
+        assert time.monotonic() < deadline, "the busy grandchild did not finish"
+        time.sleep(0.05)
+    procs.stop_all()
+    assert 0.3 <= procs.cpu_seconds["parent"] < 5
+    assert procs.cpu_seconds["idle"] < 0.1
+    assert idle.returncode is not None  # reaped: Popen knows it ended
 
 
 def test_clones_of_dead_owners_are_reaped_with_their_server(scratch_root: Path) -> None:

@@ -149,6 +149,9 @@ class ProcessTable:
     records: list[ProcessRecord] = field(default_factory=list)
     stopping: threading.Event = field(default_factory=threading.Event)
     """Set by ``stop_all``, before anything is stopped: the run is ending."""
+    cpu_seconds: dict[str, float] = field(default_factory=dict)
+    """CPU (user + system) of the children stopped so far, by name, with what they reaped in
+    turn: a postmaster's include its backends'."""
     _popen: dict[int, subprocess.Popen[bytes]] = field(default_factory=dict)
     _lock: threading.RLock = field(default_factory=threading.RLock)
 
@@ -202,8 +205,21 @@ class ProcessTable:
         stop_pid(pid, sig=sig, timeout=timeout)
         proc = self._popen.get(pid)
         if proc is not None:
-            proc.wait()
+            self._reap(proc)
         self.forget(pid)
+
+    def _reap(self, proc: subprocess.Popen[bytes]) -> None:
+        # wait4, not Popen.wait: the kernel hands over the child's CPU only to whoever reaps it
+        name = next((r.name for r in self.records if r.pid == proc.pid), "unrecorded")
+        if proc.returncode is None:
+            try:
+                _, status, usage = os.wait4(proc.pid, 0)
+            except ChildProcessError:
+                proc.wait()  # another thread's poll reaped it first: its CPU is not ours to see
+                return
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            self.cpu_seconds[name] = round(
+                self.cpu_seconds.get(name, 0.0) + usage.ru_utime + usage.ru_stime, 3)
 
     def stop_all(self) -> None:
         # set first: a thread blocked on one of these processes learns why it went away

@@ -6,9 +6,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from dbabench.model.base import Model
+from dbabench.model.base import Model, Record
 from dbabench.model.difficulty import Difficulty
 
 ScriptedAgent = Literal["reference", "decoy", "null", "sweep"]
@@ -34,6 +34,12 @@ class ProofCheck(Model):
     detail: str
     run_dir: Path | None = None
     wall_seconds: float
+    started_seconds: float | None = Field(
+        default=None, description="when the run started, in seconds from the battery's start")
+    cpu_seconds: dict[str, float] = Field(
+        default_factory=dict,
+        description="CPU seconds of the run's processes by name (postgres: the postmaster and"
+                    " its backends; workload; prometheus; exporters), the harness's own apart")
     phases: dict[str, float] = Field(
         default_factory=dict,
         description="seconds spent in each AgentRun phase (Provisioning, Admitting, ...)")
@@ -72,9 +78,37 @@ class ScenarioProof(Model):
         return next((c.difficulty for c in self.checks if c.difficulty is not None), None)
 
 
-class ProveSummary(Model):
+class BatteryCpu(Model):
+    harness_seconds: float = Field(description="the battery's own process: every run's"
+                                               " harness, tools, scripted agent and verifier")
+    children_seconds: float = Field(description="every process it started and reaped, and"
+                                                " what they reaped in turn")
+
+    @property
+    def total_seconds(self) -> float:
+        return self.harness_seconds + self.children_seconds
+
+
+PROVE_VERSION = 2
+"""1: no version, no CPU figures; 2: each run's CPU by process, the battery's CPU in all, when
+each run started and how long the goldens took."""
+
+
+class ProveSummary(Record):
+    version: int = PROVE_VERSION
     started_at: datetime
     jobs: int
     wall_seconds: float
+    golden_seconds: float | None = Field(
+        default=None, description="finding or building every golden before the first run")
+    cpu: BatteryCpu | None = None
     scenarios: list[ScenarioProof]
     passed: bool
+
+    @model_validator(mode="before")
+    @classmethod
+    def _migrate(cls, data: object) -> object:
+        # version 1 wrote neither a version nor the goldens' time
+        if isinstance(data, dict) and "version" not in data and "golden_seconds" not in data:
+            return {**data, "version": 1}
+        return data

@@ -19,10 +19,10 @@ import re
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import Field, model_validator
 
 from dbabench.model.base import Model
+from dbabench.yamltext import load_yaml
 
 SNAKE = re.compile(r"^[a-z][a-z0-9_]*$")
 TAXONOMY_FILE = Path(__file__).with_name("taxonomy.yaml")
@@ -132,7 +132,7 @@ class UnknownCause(ValueError):
 
 @functools.cache
 def taxonomy() -> Taxonomy:
-    return Taxonomy.model_validate(yaml.safe_load(TAXONOMY_FILE.read_text()))
+    return Taxonomy.model_validate(load_yaml(TAXONOMY_FILE.read_text()))
 
 
 @functools.cache

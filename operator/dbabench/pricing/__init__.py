@@ -14,11 +14,11 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-import yaml
 from pydantic import Field
 
 from dbabench.model.base import Model
 from dbabench.model.trace import Usage
+from dbabench.yamltext import load_yaml
 
 
 class Price(Model):
@@ -52,7 +52,7 @@ class PriceTable(Model):
 def load_prices(path: Path | None = None) -> PriceTable:
     text = (path.read_text() if path is not None else
             resources.files(__name__).joinpath("prices.yaml").read_text())
-    return PriceTable.model_validate(yaml.safe_load(text))
+    return PriceTable.model_validate(load_yaml(text))
 
 
 def cost_usd(price: Price, usage: Usage) -> float:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import resource
 import time
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -24,6 +25,7 @@ from dbabench.evaluate import complexity
 from dbabench.model.evaluation import EvaluationResult
 from dbabench.model.kube import Phase
 from dbabench.model.proof import (
+    BatteryCpu,
     ProofCheck,
     ProofRun,
     ProveSummary,
@@ -64,6 +66,17 @@ def plan(scenario: Scenario) -> list[ProofRun]:
     ]
 
 
+def _cpu_used(since: BatteryCpu | None = None) -> BatteryCpu:
+    """This process's CPU and its reaped children's (every run's processes, and what those
+    reaped: a postmaster's backends), since ``since``."""
+    own, children = (resource.getrusage(who) for who in (resource.RUSAGE_SELF,
+                                                          resource.RUSAGE_CHILDREN))
+    harness, rest = own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
+    if since is not None:
+        harness, rest = harness - since.harness_seconds, rest - since.children_seconds
+    return BatteryCpu(harness_seconds=round(harness, 2), children_seconds=round(rest, 2))
+
+
 def retriable(check: ProofCheck) -> bool:
     """A failed check worth another attempt: a fix that did not hold, or a fault that did not
     manifest, may be the busy machine's doing. A null, decoy or sweep run that passed is never
@@ -95,13 +108,14 @@ def judge(run: ProofRun, evaluation: EvaluationResult) -> tuple[bool, str]:
 
 
 async def _prove_run(run: ProofRun, path: Path, scenario: Scenario, runs_root: Path,
-                     progress: Progress) -> ProofCheck:
+                     progress: Progress, origin: float) -> ProofCheck:
     marks: list[tuple[str, float]] = []
 
     async def on_phase(phase: Phase) -> None:
         marks.append((phase.value, time.monotonic()))
 
     started = time.monotonic()
+    since = round(started - origin, 1)
     # each run in a directory of its own: a run reaps leftovers of runs under its root that
     # it takes for dead, and runs of this battery share our pid
     root = runs_root / scenario.name / run.check.replace(":", "-")
@@ -115,7 +129,7 @@ async def _prove_run(run: ProofRun, path: Path, scenario: Scenario, runs_root: P
         wall = round(time.monotonic() - started, 1)
         progress(f"{scenario.name} {run.check}: ERROR {type(e).__name__}: {e}")
         return ProofCheck(run=run, passed=False, admitted=False, wall_seconds=wall,
-                          detail=f"{type(e).__name__}: {e}")
+                          started_seconds=since, detail=f"{type(e).__name__}: {e}")
     now = time.monotonic()
     phases = {name: round(until - since, 2)
               for (name, since), (_, until) in zip(marks, [*marks[1:], ("end", now)])}
@@ -124,7 +138,8 @@ async def _prove_run(run: ProofRun, path: Path, scenario: Scenario, runs_root: P
     progress(f"{scenario.name} {run.check}: {'ok' if passed else 'FAILED'} in {wall:.0f}s")
     check = ProofCheck(run=run, passed=passed, detail=detail, run_dir=result.run_dir,
                        admitted=result.evaluation.status != "infra_error",
-                       wall_seconds=wall, phases=phases)
+                       wall_seconds=wall, started_seconds=since, phases=phases,
+                       cpu_seconds=result.cpu_seconds)
     if run.check == "reference" and check.admitted:
         trace = result.run_dir / "trace.jsonl"
         events = [TraceEvent.model_validate_json(line) for line in trace.read_text().splitlines()]
@@ -143,16 +158,15 @@ async def prove(selected: list[tuple[Path, Scenario]], *, jobs: int, runs_root: 
     reference runs also measure the scenario's difficulty. A ``retriable`` failure is run
     again up to ``retries`` times, and a pass on a retry keeps the failures before it."""
     started_at, started = datetime.now(timezone.utc), time.monotonic()
+    cpu_before = _cpu_used()
     throttle = Throttle(jobs, max_pressure=max_pressure)
     by_name = {scenario.name: (path, scenario) for path, scenario in selected}
 
-    async def golden(scenario: Scenario) -> None:
-        async with throttle.slot():
-            await prepare_golden(scenario, runs_root / scenario.name)
-
-    # every golden first, so that the runs below take their slots in the order given
-    built = await asyncio.gather(*(golden(s) for _, s in by_name.values()),
-                                 return_exceptions=True)
+    # every golden first, so that the runs below take their slots in the order given; only a
+    # build takes a slot (and its spacing): a golden found costs a file check
+    built = await asyncio.gather(*(prepare_golden(s, runs_root / s.name, throttle.slot)
+                                   for _, s in by_name.values()), return_exceptions=True)
+    golden_seconds = round(time.monotonic() - started, 1)
     unbuilt = {name: e for name, e in zip(by_name, built) if isinstance(e, BaseException)}
     for e in unbuilt.values():
         if not isinstance(e, Exception):
@@ -168,7 +182,7 @@ async def prove(selected: list[tuple[Path, Scenario]], *, jobs: int, runs_root: 
         earlier: list[str] = []
         while True:
             async with throttle.slot():
-                check = await _prove_run(run, path, scenario, runs_root, progress)
+                check = await _prove_run(run, path, scenario, runs_root, progress, started)
             if len(earlier) >= retries or not retriable(check):
                 check.earlier = earlier
                 return check
@@ -185,4 +199,5 @@ async def prove(selected: list[tuple[Path, Scenario]], *, jobs: int, runs_root: 
               for name, (path, _) in by_name.items()]
     return ProveSummary(started_at=started_at, jobs=jobs, scenarios=proofs,
                         passed=all(p.passed for p in proofs),
-                        wall_seconds=round(time.monotonic() - started, 1))
+                        wall_seconds=round(time.monotonic() - started, 1),
+                        golden_seconds=golden_seconds, cpu=_cpu_used(since=cpu_before))

@@ -8,13 +8,15 @@ The run directory holds everything needed to re-read or re-score the run later:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import re
 import secrets
 import sys
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -56,6 +58,8 @@ async def _no_phase(phase: Phase) -> None:
 class RunResult:
     run_dir: Path
     evaluation: EvaluationResult
+    cpu_seconds: dict[str, float] = field(default_factory=dict)
+    """What the run's processes (PostgreSQL, workload, monitoring, agent) used, by name."""
 
 
 def new_run_dir(root: Path, scenario: str, agent: str) -> Path:
@@ -154,12 +158,20 @@ def open_store() -> SnapshotStore:
     return SnapshotStore(cache, choose_strategy(cache))
 
 
-async def prepare_golden(scenario: Scenario, runs_root: Path) -> Golden:
-    """Build (or find) the scenario's golden snapshot without running anything on it."""
+async def prepare_golden(
+        scenario: Scenario, runs_root: Path,
+        building: Callable[[], AbstractAsyncContextManager[None]] = contextlib.nullcontext,
+) -> Golden:
+    """Build (or find) the scenario's golden snapshot without running anything on it; a build
+    happens inside ``building()`` (a slot of the battery's throttle), a golden found does not
+    wait for one."""
     run_dir = new_run_dir(runs_root, scenario.name, "golden")
     env = LocalEnvironment(run_dir, run_dir.name, open_store())
     async with RunThreads(env) as threads:
-        return await threads.call(build_golden, env, scenario)
+        if env.has_golden(golden_key(scenario, BASELINE_SETTINGS)):
+            return await threads.call(build_golden, env, scenario)
+        async with building():
+            return await threads.call(build_golden, env, scenario)
 
 
 async def _checkpoint(on_phase: OnPhase, phase: Phase) -> None:
@@ -265,4 +277,4 @@ async def run_scenario(scenario: Scenario, agent: Agent, *, runs_root: Path,
                                                admission, progress)
         progress("tearing down")
     (run_dir / "evaluation.json").write_text(evaluation.model_dump_json(indent=1))
-    return RunResult(run_dir, evaluation)
+    return RunResult(run_dir, evaluation, dict(env.procs.cpu_seconds))
