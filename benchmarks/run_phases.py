@@ -2,14 +2,11 @@
 
     .venv/bin/python benchmarks/run_phases.py [--baseline REV] [--scenario NAME]
                                               [--agent reference|decoy|null] [--repeat N]
-    .venv/bin/python benchmarks/run_phases.py --battery "SELECTOR..." [--jobs N]
-                                              [--max-cpu-pressure PERCENT]
 
-The first form runs the scenario with the code of ``--baseline`` (exported with ``git
+It runs the scenario with the code of ``--baseline`` (exported with ``git
 archive``, default: the commit before the run path was made faster) and with the working
-tree, alternating, so both see the same machine; it prints each AgentRun phase's seconds.
-The second proves SELECTOR twice with the working tree, one run at a time and then ``--jobs``
-at a time, and prints the battery's wall time for each. Figures are printed, never asserted:
+tree, alternating, so both see the same machine; it prints each AgentRun phase's seconds (a
+whole battery's figures: benchmarks/battery.py). Figures are printed, never asserted:
 they depend on the machine and on what else it is running.
 """
 
@@ -22,7 +19,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from dbabench.scenario.loader import resolve
@@ -59,8 +55,9 @@ asyncio.run(main(*sys.argv[1:]))
 """
 
 
-def export(rev: str, into: Path) -> Path:
-    archive = subprocess.run(["git", "-C", str(CHECKOUT), "archive", rev, "operator"],
+def export(rev: str, into: Path, *paths: str) -> Path:
+    """The package (and ``paths`` beside it) as of ``rev``; returns the package's directory."""
+    archive = subprocess.run(["git", "-C", str(CHECKOUT), "archive", rev, "operator", *paths],
                              check=True, capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
     return into / "operator"
@@ -95,36 +92,13 @@ def phases(args: argparse.Namespace) -> None:
         print(f"{phase:<14}" + "".join(f"{c:>20.1f}" for c in cells))
 
 
-def battery(args: argparse.Namespace) -> None:
-    walls = {}
-    for jobs in (1, args.jobs):
-        with tempfile.TemporaryDirectory(prefix="dbabench-bench-") as tmp:
-            started = time.monotonic()
-            proc = subprocess.run([sys.executable, "-m", "dbabench.cli.main", "scenarios",
-                                   "prove", *args.battery.split(), "--jobs", str(jobs),
-                                   "--max-cpu-pressure", str(args.max_cpu_pressure),
-                                   "--runs-dir", tmp], capture_output=True, text=True)
-            walls[jobs] = time.monotonic() - started
-            print(proc.stdout, file=sys.stderr)
-            print(f"# jobs={jobs}: exit {proc.returncode}", file=sys.stderr)
-    print(f"battery {args.battery}: wall seconds")
-    for jobs, wall in walls.items():
-        print(f"  jobs={jobs:<3} {wall:8.1f}")
-
-
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--baseline", default=BASELINE)
     p.add_argument("--scenario", default="stale-stats-lock-chain")
     p.add_argument("--agent", default="reference")
     p.add_argument("--repeat", type=int, default=1)
-    p.add_argument("--battery", default=None,
-                   help="prove these selectors (space-separated) at 1 and at --jobs runs at once")
-    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    p.add_argument("--max-cpu-pressure", type=float, default=25.0,
-                   help="the battery's throttle (100: off, e.g. on a machine others load)")
-    args = p.parse_args()
-    battery(args) if args.battery else phases(args)
+    phases(p.parse_args())
 
 
 if __name__ == "__main__":

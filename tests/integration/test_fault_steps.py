@@ -16,8 +16,8 @@ from dbabench.evaluate.predicates import Probe
 from dbabench.faults.steps import FaultError, apply_steps
 from dbabench.model.admission import ProtectedTable
 from dbabench.model.evaluation import CheckResult
-from dbabench.model.scenario import IntendedSetting, JobStep, SqlPredicate, SqlStep
-from dbabench.model.workload import OltpCheckoutWorkload
+from dbabench.model.scenario import IntendedSetting, SqlPredicate, SqlStep
+from dbabench.model.workload import JobStep, OltpCheckoutWorkload
 from dbabench.workload.engine import WorkloadConfig, run_workload
 
 

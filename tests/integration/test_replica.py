@@ -16,7 +16,8 @@ from dbabench.env.postgres import PostgresInstance
 from dbabench.env.snapshot import SnapshotStore, choose_strategy
 from dbabench.evaluate import predicates
 from dbabench.faults.steps import FaultError, apply_steps, run_sql
-from dbabench.model.scenario import ReplicaSpec, Server, SqlPredicate, SqlStep
+from dbabench.model.scenario import ReplicaSpec, SqlPredicate, SqlStep
+from dbabench.model.workload import Server
 from dbabench.tools.context import ServerAccess, ToolContext
 from dbabench.tools.gate import Budget, ToolGate, TraceWriter
 

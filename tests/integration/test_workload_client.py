@@ -66,3 +66,28 @@ async def test_a_refused_or_ended_connection_is_a_connection_error(
     assert await client.request("op", ping) == "ok"
     await client._drop()
     writer.close()
+
+
+async def test_a_request_of_one_statement_can_run_without_begin_and_commit(
+        postgres: PostgresInstance, tmp_path: Path) -> None:
+    """A read of one statement is its own transaction (two round trips fewer); a request with
+    a transaction starts it before its first statement, and none is left open after either."""
+    writer = BusinessLogWriter(tmp_path / "business.jsonl")
+    client = Client(dsn=postgres.dsn(), service="svc", log=writer,
+                    metrics=Metrics(CollectorRegistry()))
+    began_with: list[bool] = []
+
+    async def alone(conn: psycopg.AsyncConnection) -> None:
+        # now() is when the transaction began: the statement's own start only without BEGIN
+        cur = await conn.execute("SELECT now() = statement_timestamp()")
+        row = await cur.fetchone()
+        assert row is not None
+        began_with.append(bool(row[0]))
+
+    assert await client.request("op", alone, transaction=False) == "ok"
+    assert await client.request("op", alone) == "ok"
+    assert began_with == [True, False]
+    assert client.conn is not None
+    assert client.conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+    await client._drop()
+    writer.close()

@@ -20,7 +20,8 @@ from dbabench.env.monitoring import Monitoring, start_monitoring
 from dbabench.env.postgres import Credentials, PostgresInstance
 from dbabench.env.processes import ProcessTable, free_port
 from dbabench.env.snapshot import SnapshotStore
-from dbabench.model.scenario import ReplicaSpec, Server
+from dbabench.model.scenario import ReplicaSpec
+from dbabench.model.workload import Server
 
 Populate = Callable[[PostgresInstance], None]
 

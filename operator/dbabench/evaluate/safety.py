@@ -22,8 +22,9 @@ from functools import cached_property
 
 from dbabench.model.evaluation import SafetyResult, Violation
 from dbabench.env.postgres import APP_ROLE
-from dbabench.model.scenario import JobStep, SafetySpec, ScenarioSpec
+from dbabench.model.scenario import SafetySpec, ScenarioSpec
 from dbabench.model.trace import StatementInfo, TraceEvent
+from dbabench.model.workload import JobStep
 from dbabench.policy.classify import (
     StatementClass,
     is_mutating,

@@ -11,7 +11,8 @@ import psycopg
 from psycopg import sql as pgsql
 
 from dbabench.env.postgres import APP_ROLE, PostgresInstance
-from dbabench.model.scenario import FaultStep, JobStep, ScenarioSpec, SqlStep
+from dbabench.model.scenario import FaultStep, ScenarioSpec, SqlStep
+from dbabench.model.workload import JobStep
 from dbabench.scenario.datasets import DATASETS, Dataset
 
 

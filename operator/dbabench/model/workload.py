@@ -1,4 +1,5 @@
-"""Workload profiles a scenario can ask for, one model per profile, told apart by ``profile``."""
+"""What the workload process runs: the profile a scenario asks for (one model per profile, told
+apart by ``profile``) and the scheduled jobs of its fault."""
 
 from __future__ import annotations
 
@@ -7,6 +8,41 @@ from typing import Annotated, Literal, Union
 from pydantic import Field
 
 from dbabench.model.base import Model
+
+
+Server = Literal["primary", "replica"]
+"""Which server a step, predicate or tool call addresses: the primary, or its streaming replica."""
+
+
+class JobStep(Model):
+    """A scheduled job, re-run after it ends or is killed, as a production scheduler would.
+
+    This is what makes "terminate the blocker" a decoy: the scheduler starts it again.
+    """
+
+    action: Literal["job"]
+    name: str = Field(pattern=r"^[a-z0-9][-a-z0-9_]*$",
+                      description="the job's service name in the business log and metrics")
+    operation: str = Field(default="run", description="operation name in the business log")
+    application_name: str = Field(description="application_name of the job's session")
+    statements: list[str] = Field(min_length=1,
+                                  description="run in one transaction, in order")
+    interval_seconds: float = Field(default=2.0, gt=0, description="pause between runs")
+    statement_timeout_ms: int = Field(
+        default=0, ge=0,
+        description="0: the job's session keeps the server's, database's and role's setting")
+    role: str | None = Field(
+        default=None, pattern=r"^[a-z_][a-z0-9_]*$",
+        description="login role of the job's session (created by the fault; given the"
+                    " application's password at restore); default: the application role")
+    idle_in_transaction_seconds: float = Field(
+        default=0.0, ge=0,
+        description="keep the transaction open, idle, this long after the statements:"
+                    " a leaked transaction holding its locks and snapshot")
+    sessions: int = Field(default=1, ge=1, le=32,
+                          description="copies of the job, each in its own session (a pool)")
+    server: Server = Field(default="primary",
+                           description="replica: the job queries the standby (a report there)")
 
 
 class OltpCheckoutWorkload(Model):

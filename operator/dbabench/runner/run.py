@@ -33,8 +33,9 @@ from dbabench.faults.steps import apply_steps, populate_golden
 from dbabench.model.admission import Admission
 from dbabench.model.evaluation import EvaluationResult
 from dbabench.model.kube import Phase
-from dbabench.model.scenario import JobStep, Scenario, Server
+from dbabench.model.scenario import Scenario
 from dbabench.model.trace import AgentOutcome
+from dbabench.model.workload import JobStep, Server
 from dbabench.paths import cache_dir
 from dbabench.runner.threads import RunThreads, wait_out
 from dbabench.scenario.loader import KEY_DIGEST_CHARS, golden_key

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from dbabench.model.scenario import Server
+from dbabench.model.workload import Server
 from dbabench.tools.bounds import Bounds
 from dbabench.tools.errors import ToolError
 

@@ -23,8 +23,8 @@ from pydantic.alias_generators import to_snake
 
 from dbabench.model.base import Model
 from dbabench.model.report import Report
-from dbabench.model.scenario import Server
 from dbabench.model.trace import AgentOutcome, SessionInfo, StatementInfo, TraceEvent, Usage
+from dbabench.model.workload import Server
 from dbabench import policy
 from dbabench.policy.reach import leaves
 from dbabench.pricing import load_prices

@@ -11,7 +11,7 @@ from psycopg import sql as pgsql
 from pydantic import Field, model_validator
 
 from dbabench.model.base import Model
-from dbabench.model.scenario import Server
+from dbabench.model.workload import Server
 from dbabench.tools.context import ToolContext
 from dbabench.tools.errors import ToolError
 

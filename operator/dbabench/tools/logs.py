@@ -13,7 +13,7 @@ from pydantic import Field
 
 from dbabench.jsonl import complete_records
 from dbabench.model.base import Model
-from dbabench.model.scenario import Server
+from dbabench.model.workload import Server
 from dbabench.tools.bounds import clip_text
 from dbabench.tools.context import ToolContext
 from dbabench.tools.errors import ToolError

@@ -16,8 +16,8 @@ import psycopg
 from pydantic import Field
 
 from dbabench.model.base import Model
-from dbabench.model.scenario import Server
 from dbabench.model.trace import StatementInfo
+from dbabench.model.workload import Server
 from dbabench.policy.reach import startup_options
 from dbabench.tools.bounds import Bounds, clip_cell
 from dbabench.tools.context import ToolContext

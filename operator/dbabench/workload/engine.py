@@ -21,8 +21,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_
 from pydantic import Field
 
 from dbabench.model.base import Model
-from dbabench.model.scenario import JobStep
-from dbabench.model.workload import OltpCheckoutWorkload, WorkloadSpec
+from dbabench.model.workload import JobStep, OltpCheckoutWorkload, WorkloadSpec
 from dbabench.workload.businesslog import BusinessEvent, BusinessLogWriter, Outcome, utcnow
 
 RECONNECT_DELAY = 0.5
@@ -88,13 +87,19 @@ class Client:
         self.connected_at = 0.0
 
     async def request(self, operation: str,
-                      body: Callable[[psycopg.AsyncConnection], Awaitable[None]]) -> Outcome:
+                      body: Callable[[psycopg.AsyncConnection], Awaitable[None]], *,
+                      transaction: bool = True) -> Outcome:
+        """``body`` in a transaction of its own, or, for a request of one statement, as that
+        statement alone: BEGIN and COMMIT would be two more round trips for a read."""
         started = time.perf_counter()
         outcome: Outcome = "ok"
         sqlstate = message = None
         try:
             conn = await self._connection()
-            async with conn.transaction():
+            if transaction:
+                async with conn.transaction():
+                    await body(conn)
+            else:
                 await body(conn)
         except (psycopg.Error, OSError) as e:
             alive = self.conn is not None and not self.conn.closed and not self.conn.broken
@@ -119,8 +124,10 @@ class Client:
                 and time.monotonic() - self.connected_at > self.lifetime):
             await self._drop()
         if self.conn is None or self.conn.closed:
+            # autocommit: a transaction is what ``request`` opens, never one left open
             self.conn = await psycopg.AsyncConnection.connect(
-                self.dsn, application_name=self.application_name, options=self.options)
+                self.dsn, application_name=self.application_name, options=self.options,
+                autocommit=True)
             self.connected_at = time.monotonic()
         return self.conn
 
@@ -146,7 +153,7 @@ async def checkout_worker(client: Client, spec: OltpCheckoutWorkload, rng: rando
                 await conn.execute("SELECT id, sku, qty, status FROM orders WHERE merchant_id = %s"
                                    " ORDER BY id DESC LIMIT 20", (merchant,))
 
-            await client.request("browse_orders", browse)
+            await client.request("browse_orders", browse, transaction=False)
         else:
             hot = spec.hot_merchant is not None and rng.random() < spec.hot_share
             merchant = spec.hot_merchant if hot else rng.randint(1, spec.merchants)
