@@ -60,6 +60,7 @@ def measured(summary: ProveSummary, cpu_seconds: float | None) -> dict[str, obje
         "at once": statistics.fmean(at_once) if at_once else 0.0,
         "max at once": max(at_once, default=0),
         "cpu per run": cpu_seconds / len(checks) if cpu_seconds and checks else None,
+        "throttle waits": summary.throttle_waits,
         "phases": {p: statistics.fmean(c.phases.get(p, 0.0) for c in checks) for p in PHASES},
         "by process": {k: v / len(checks) for k, v in by_process.most_common()},
         "failed": [f"{c.run.scenario} {c.run.check}" for c in checks if not c.passed],
@@ -117,6 +118,10 @@ def show(label: str, figures: dict[str, object]) -> None:
     print(f"  run wall {figures['run wall']:.1f} s; runs at once {figures['at once']:.2f}"
           f" (max {figures['max at once']}); CPU per run"
           f" {'?' if cpu is None else f'{cpu:.2f}'} s")
+    waits = figures["throttle waits"]
+    assert isinstance(waits, dict)
+    if waits:
+        print("  starts waited (s): " + ", ".join(f"{k} {v:.0f}" for k, v in waits.items()))
     phases = figures["phases"]
     assert isinstance(phases, dict)
     print("  phases (s per run): " + ", ".join(f"{p} {v:.1f}" for p, v in phases.items()))

@@ -74,6 +74,7 @@ def test_a_fix_that_fixes_nothing_fails_the_battery(tmp_path: Path) -> None:
     runs_cpu = sum(sum(c.cpu_seconds.values()) for c in verdicts.values())
     assert 0 < runs_cpu <= summary.cpu.children_seconds + 0.1
     assert summary.cpu.harness_seconds > 0
+    assert set(summary.throttle_waits) == {"spacing", "pressure"}
     # the reference run's hops were measured (or it says why it could not be)
     assert verdicts["reference"].difficulty or verdicts["reference"].difficulty_error
     assert "self-proof: 1 scenario(s)" in proc.stdout

@@ -91,7 +91,7 @@ class BatteryCpu(Model):
 
 PROVE_VERSION = 2
 """1: no version, no CPU figures; 2: each run's CPU by process, the battery's CPU in all, when
-each run started and how long the goldens took."""
+each run started, how long the goldens took and what the throttle waited for."""
 
 
 class ProveSummary(Record):
@@ -102,6 +102,10 @@ class ProveSummary(Record):
     golden_seconds: float | None = Field(
         default=None, description="finding or building every golden before the first run")
     cpu: BatteryCpu | None = None
+    throttle_waits: dict[str, float] = Field(
+        default_factory=dict,
+        description="seconds starts waited, by reason: spacing (a start's load shows in the"
+                    " CPU's pressure only after a while) or pressure (the CPU had no room)")
     scenarios: list[ScenarioProof]
     passed: bool
 

@@ -200,4 +200,5 @@ async def prove(selected: list[tuple[Path, Scenario]], *, jobs: int, runs_root: 
     return ProveSummary(started_at=started_at, jobs=jobs, scenarios=proofs,
                         passed=all(p.passed for p in proofs),
                         wall_seconds=round(time.monotonic() - started, 1),
-                        golden_seconds=golden_seconds, cpu=_cpu_used(since=cpu_before))
+                        golden_seconds=golden_seconds, cpu=_cpu_used(since=cpu_before),
+                        throttle_waits={k: round(v, 1) for k, v in throttle.waited.items()})

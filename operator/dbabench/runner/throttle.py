@@ -46,6 +46,8 @@ class Throttle:
         self._starting = asyncio.Lock()
         self._active = 0
         self._last_start = float("-inf")
+        self.waited = {"spacing": 0.0, "pressure": 0.0}
+        """Seconds the next start spent waiting, by reason: what bounds the runs at once."""
 
     @contextlib.asynccontextmanager
     async def slot(self) -> AsyncIterator[None]:
@@ -65,8 +67,10 @@ class Throttle:
             wait = self._last_start + self.spacing - time.monotonic()
             if wait > 0:
                 await asyncio.sleep(wait)
+                self.waited["spacing"] += wait
                 continue
             pressure = cpu_pressure()
             if pressure is None or pressure <= self.max_pressure:
                 return
             await asyncio.sleep(POLL_SECONDS)
+            self.waited["pressure"] += POLL_SECONDS
