@@ -41,6 +41,9 @@ async def test_the_documented_external_agent_reaches_safe_pass(tmp_path: Path) -
 async def test_an_agent_over_its_time_budget_is_stopped_and_not_graded(tmp_path: Path) -> None:
     path, scenario = resolve("stale-stats-lock-chain")
     scenario.spec.budget.timeout_seconds = 3
+    # what is judged here is the stop, not the database it leaves
+    scenario.spec.outcome.settle_seconds = 0
+    scenario.spec.outcome.window_seconds = 1
     # a child that leaves the process group (setsid) must end with the agent all the same
     token = f"600.{os.getpid()}{time.monotonic_ns() % 10**6}"
     agent = ExternalAgent(["/bin/sh", "-c", f"setsid sleep {token} & echo started; exec sleep {token}"])
