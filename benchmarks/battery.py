@@ -88,8 +88,8 @@ def prove(source: Path, selectors: list[str], args: argparse.Namespace,
             str(args.retries), "--runs-dir", str(runs), "--json", str(out)]
     proc = subprocess.Popen(argv, env={**os.environ, "PYTHONPATH": str(source)}, cwd=source,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, _, usage = os.wait4(proc.pid, 0)
-    proc.returncode = 0
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)  # 1: a check failed, which is shown
     if not out.exists():
         raise SystemExit(f"the battery of {source} wrote no summary; run it by hand: "
                          + " ".join(argv))
