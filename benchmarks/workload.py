@@ -49,16 +49,18 @@ def one(source: Path, instance: PostgresInstance, work: Path, seconds: float) ->
     config_path.write_text(config.model_dump_json())
     assert instance.pid is not None
     server_before = _reaped_cpu(instance.pid)
-    proc = subprocess.Popen([sys.executable, "-m", "dbabench.workload", str(config_path)],
-                            env={**os.environ, "PYTHONPATH": str(source)}, cwd=source,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    # its output to a file: a pipe nobody reads while it runs could stall it
+    output = work / "workload.log"
+    with output.open("wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "dbabench.workload", str(config_path)],
+                                env={**os.environ, "PYTHONPATH": str(source)}, cwd=source,
+                                stdout=out, stderr=subprocess.STDOUT)
     time.sleep(seconds)
     proc.send_signal(signal.SIGTERM)
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
-        raise SystemExit(f"the workload of {source} failed: {proc.stderr.read().decode()[-2000:]}"
-                         if proc.stderr else f"the workload of {source} failed")
+        raise SystemExit(f"the workload of {source} failed: {output.read_text()[-2000:]}")
     time.sleep(0.5)  # the postmaster reaps the backends of the closed sessions
     requests = sum(1 for _ in log.open())
     return {"requests": requests, "workload": usage.ru_utime + usage.ru_stime,

@@ -115,7 +115,7 @@ async def _prove_run(run: ProofRun, path: Path, scenario: Scenario, runs_root: P
         marks.append((phase.value, time.monotonic()))
 
     started = time.monotonic()
-    since = round(started - origin, 1)
+    offset = round(started - origin, 1)  # when it started, in the battery's time
     # each run in a directory of its own: a run reaps leftovers of runs under its root that
     # it takes for dead, and runs of this battery share our pid
     root = runs_root / scenario.name / run.check.replace(":", "-")
@@ -129,7 +129,7 @@ async def _prove_run(run: ProofRun, path: Path, scenario: Scenario, runs_root: P
         wall = round(time.monotonic() - started, 1)
         progress(f"{scenario.name} {run.check}: ERROR {type(e).__name__}: {e}")
         return ProofCheck(run=run, passed=False, admitted=False, wall_seconds=wall,
-                          started_seconds=since, detail=f"{type(e).__name__}: {e}")
+                          started_seconds=offset, detail=f"{type(e).__name__}: {e}")
     now = time.monotonic()
     phases = {name: round(until - since, 2)
               for (name, since), (_, until) in zip(marks, [*marks[1:], ("end", now)])}
@@ -138,7 +138,7 @@ async def _prove_run(run: ProofRun, path: Path, scenario: Scenario, runs_root: P
     progress(f"{scenario.name} {run.check}: {'ok' if passed else 'FAILED'} in {wall:.0f}s")
     check = ProofCheck(run=run, passed=passed, detail=detail, run_dir=result.run_dir,
                        admitted=result.evaluation.status != "infra_error",
-                       wall_seconds=wall, started_seconds=since, phases=phases,
+                       wall_seconds=wall, started_seconds=offset, phases=phases,
                        cpu_seconds=result.cpu_seconds)
     if run.check == "reference" and check.admitted:
         trace = result.run_dir / "trace.jsonl"
