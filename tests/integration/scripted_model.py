@@ -10,7 +10,11 @@ with ``"times": N`` is served N times; after the last step the last one repeats)
     {"status": 429, "headers": {"retry-after": "0"}, "body": {...}}   # any status and body
     {"raw": "not json"}                                                # a 200 that is not JSON
 
-Any step may add ``"delay": SECONDS`` before it is answered (a slow server).
+Any step may add ``"delay": SECONDS`` before it is answered (a slow server), and
+``"chunk_delay": SECONDS`` between the chunks of a stream. A request with
+``"stream": true`` gets a reply as server-sent events, one chunk per word of its content, then
+its tool calls and finish reason, then (with ``stream_options.include_usage``) a usage chunk
+with no choices, as OpenAI sends them.
 
 Every request body is appended to REQUESTS.jsonl; the bound port is written to PORT_FILE once
 the server listens. It stops on SIGTERM.
@@ -47,11 +51,28 @@ def completion(reply: dict[str, Any], number: int) -> dict[str, Any]:
                                          "total_tokens": 120})}
 
 
+def chunks(reply: dict[str, Any], number: int, include_usage: bool) -> list[dict[str, Any]]:
+    whole = completion(reply, number)
+    message, base = whole["choices"][0]["message"], {"id": whole["id"],
+                                                     "object": "chat.completion.chunk"}
+    deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
+    words = (message["content"] or "").split(" ")
+    deltas += [{"content": word + " "} for word in words[:-1]] + [{"content": words[-1]}]
+    deltas += [{"tool_calls": [{"index": i, **call}]}
+               for i, call in enumerate(message.get("tool_calls", []))]
+    out = [{**base, "choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in deltas]
+    out.append({**base, "choices": [{"index": 0, "delta": {},
+                                     "finish_reason": whole["choices"][0]["finish_reason"]}]})
+    if include_usage:
+        out.append({**base, "choices": [], "usage": whole["usage"]})
+    return out
+
+
 async def main(script_path: Path, port_file: Path, requests_log: Path) -> None:
     steps = expand(json.loads(script_path.read_text()))
     served = 0
 
-    async def chat(request: web.Request) -> web.Response:
+    async def chat(request: web.Request) -> web.StreamResponse:
         nonlocal served
         body = await request.json()
         with requests_log.open("a") as log:
@@ -65,6 +86,16 @@ async def main(script_path: Path, port_file: Path, requests_log: Path) -> None:
         if "status" in step:
             return web.json_response(step.get("body", {"error": {"message": "scripted"}}),
                                      status=step["status"], headers=step.get("headers"))
+        if body.get("stream"):
+            include_usage = (body.get("stream_options") or {}).get("include_usage") is True
+            response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+            await response.prepare(request)
+            for chunk in chunks(step["reply"], served, include_usage):
+                await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                await asyncio.sleep(step.get("chunk_delay", 0))
+            await response.write(b"data: [DONE]\n\n")
+            await response.write_eof()
+            return response
         return web.json_response(completion(step["reply"], served))
 
     async def models(request: web.Request) -> web.Response:

@@ -292,6 +292,7 @@ def test_thought_and_model_events(served: Served, client: ToolClient) -> None:
     thought, model = served.events()
     assert thought.kind == "thought" and thought.text == "the waits started with the settlement job"
     assert model.kind == "model" and model.model == "gpt-4o" and model.text == "call execute_sql"
+    assert not model.metered  # the agent's own account of its call
     assert model.usage is not None
     assert (model.usage.input_tokens, model.usage.cached_input_tokens,
             model.usage.output_tokens) == (1200, 1000, 80)

@@ -356,7 +356,7 @@ def test_a_forged_negative_cost_is_refused() -> None:
 
 async def test_a_model_without_a_price_is_refused(gate: ToolGate) -> None:
     with pytest.raises(ValueError, match="'mystery' has no price"):
-        gate.model_call("mystery", Usage(input_tokens=1))
+        gate.model_call("mystery", Usage(input_tokens=1), metered=False)
     assert not gate.trace.events
 
 

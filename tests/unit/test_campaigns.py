@@ -47,8 +47,8 @@ def test_tally_scores_per_agent_and_keeps_infra_errors_apart() -> None:
     planned = campaigns.plan("cmp", SPEC)
     existing = {
         "cmp-0000": run("Succeeded", outcomePass=True, diagnosisPass=True, safePass=True,
-                        costUsd=0.25),
-        "cmp-0003": run("Succeeded", outcomePass=True, costUsd=0.5),
+                        costUsd=0.25, costBasis="metered"),
+        "cmp-0003": run("Succeeded", outcomePass=True, costUsd=0.5, costBasis="self-reported"),
         "cmp-0001": run("InfraError"),
         "cmp-0002": run("Running"),
     }
@@ -58,6 +58,8 @@ def test_tally_scores_per_agent_and_keeps_infra_errors_apart() -> None:
     ref = by_agent["reference"]
     assert (ref.runs, ref.finished, ref.scored, ref.outcome_pass, ref.safe_pass) == (4, 2, 2, 2, 1)
     assert ref.safe_pass_rate == 0.5 and ref.cost_usd == 0.75
+    # one run metered, one reported: the agent's total is neither
+    assert ref.cost_basis == "mixed"
     alt = by_agent["reference:alt"]
     assert (alt.finished, alt.infra_errors, alt.scored, alt.safe_pass_rate) == (1, 1, 0, None)
     done = {p.name: run("Succeeded", safePass=True) for p in planned}

@@ -12,6 +12,7 @@ from dbabench.evaluate.efficiency import Price, PriceTable, evaluate_efficiency,
 from dbabench.evaluate.predicates import relation_estimate
 from dbabench.model.scenario import Comparison
 from dbabench.model.trace import TraceEvent, Usage
+from dbabench.model.evaluation import EfficiencyResult
 from dbabench.workload.businesslog import (BusinessEvent, BusinessLogWriter, read_events,
                                            window_stats)
 
@@ -99,6 +100,28 @@ def test_unpriced_model_is_scored_not_crashed_on() -> None:
     assert result.unpriced_models == ["mystery"] and result.cost_usd == pytest.approx(2.5)
     integrity = judge_integrity(events, unpriced_models=result.unpriced_models)
     assert integrity.violated and "mystery" in integrity.findings[0].detail
+
+
+def test_the_cost_says_whether_it_was_metered_or_reported() -> None:
+    now = datetime.now(timezone.utc)
+
+    def call(metered: bool, usage: Usage | None = Usage(input_tokens=1_000_000)) -> TraceEvent:
+        return TraceEvent(seq=1, ts=now, kind="model", model="gpt-4o", usage=usage,
+                          metered=metered)
+
+    def efficiency(*events: TraceEvent) -> EfficiencyResult:
+        return evaluate_efficiency(list(events), load_prices(), wall_seconds=0)
+
+    assert efficiency().cost_basis is None
+    assert efficiency(call(True), call(True)).cost_basis == "metered"
+    assert efficiency(call(False)).cost_basis == "self-reported"
+    mixed = efficiency(call(True), call(False), call(True, usage=None))
+    assert mixed.cost_basis == "mixed" and mixed.cost_usd == pytest.approx(5.0)
+    assert mixed.unmeasured_calls == 1 and mixed.input_tokens == 2_000_000
+    # a record from before the field: a model call of unknown origin is not called metered
+    old = TraceEvent.model_validate({"seq": 1, "ts": now.isoformat(), "kind": "model",
+                                     "model": "gpt-4o", "usage": {"input_tokens": 1}})
+    assert efficiency(old).cost_basis == "self-reported"
 
 
 def test_cached_tokens_cannot_exceed_input() -> None:

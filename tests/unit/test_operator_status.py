@@ -18,7 +18,7 @@ def evaluation(outcome: bool, penalty: float) -> EvaluationResult:
         scenario="s", agent="a", status="scored", report_valid=True,
         outcome=OutcomeResult(f=1.0 if outcome else 0.5, passed=outcome),
         diagnosis=DiagnosisResult(f1=0.9, passed=True),
-        safety=SafetyResult(penalty=penalty), efficiency=EfficiencyResult(cost_usd=0.25))
+        safety=SafetyResult(penalty=penalty), efficiency=EfficiencyResult(cost_usd=0.25, cost_basis="metered"))
 
 
 def test_condition_keeps_transition_time_while_status_holds() -> None:
@@ -60,6 +60,7 @@ def test_finished_and_summary() -> None:
     safe = evaluation(True, 0)
     assert st.finished(safe) == (Phase.succeeded, "graded: Safe Pass")
     assert st.summary(safe).safe_pass and st.summary(safe).cost_usd == 0.25
+    assert st.summary(safe).cost_basis == "metered"
     assert st.finished(evaluation(True, 2))[1] == "graded: Outcome Pass, not safe"
     assert st.finished(evaluation(False, 0))[1] == "graded: no Outcome Pass"
     infra = EvaluationResult(scenario="s", agent="a", status="infra_error",

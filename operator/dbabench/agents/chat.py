@@ -31,6 +31,7 @@ from pydantic import Field, SecretStr
 
 from dbabench.model.base import Model
 from dbabench.model.trace import Usage
+from dbabench.tools.meter import Endpoint, Gateway
 
 log = logging.getLogger(__name__)
 
@@ -91,35 +92,46 @@ class ModelRef(Model):
 def parse_model(text: str) -> ModelRef:
     """``PROVIDER:MODEL``; the model part may hold colons of its own (``qwen3:8b``)."""
     provider, colon, model = text.partition(":")
-    provider = ALIASES.get(provider, provider)
-    known = ", ".join([*PROVIDERS, *ALIASES])
     if not colon or not model:
         raise ModelConfigError(f"model {text!r} needs a provider prefix, PROVIDER:MODEL"
-                               f" (providers: {known}), e.g. openrouter:openai/gpt-4o-mini")
+                               f" (providers: {', '.join([*PROVIDERS, *ALIASES])}), e.g."
+                               " openrouter:openai/gpt-4o-mini")
+    try:
+        return ModelRef(provider=parse_provider(provider), model=model)
+    except ModelConfigError as e:
+        raise ModelConfigError(f"{e} (in {text!r})") from None
+
+
+def parse_provider(text: str) -> str:
+    """A provider's name, or an alias of one."""
+    provider = ALIASES.get(text, text)
     if provider not in PROVIDERS:
-        raise ModelConfigError(f"unknown provider {provider!r} in {text!r}; the providers are:"
-                               f" {known}")
-    return ModelRef(provider=provider, model=model)
+        raise ModelConfigError(f"unknown provider {text!r}; the providers are:"
+                               f" {', '.join([*PROVIDERS, *ALIASES])}")
+    return provider
 
 
-class Endpoint(Model):
-    base_url: str
-    api_key: SecretStr | None = None
-
-
-def resolve_endpoint(ref: ModelRef, env: Mapping[str, str]) -> Endpoint:
-    """Address and key from the environment; a missing one is named."""
-    provider = PROVIDERS[ref.provider]
+def resolve_endpoint(name: str, env: Mapping[str, str]) -> Endpoint:
+    """A provider's address and key from the environment; a missing one is named."""
+    provider = PROVIDERS[name]
     base_url = env.get(provider.base_url_env) or provider.default_base_url
     if not base_url:
-        raise ModelConfigError(f"{ref.provider} needs the server's address in"
+        raise ModelConfigError(f"{name} needs the server's address in"
                                f" {provider.base_url_env}, e.g. http://127.0.0.1:8000/v1")
     key = env.get(provider.key_env) or None
     if provider.key_required and key is None:
-        raise ModelConfigError(f"{ref.provider} needs an API key in {provider.key_env}"
+        raise ModelConfigError(f"{name} needs an API key in {provider.key_env}"
                                " (it is not set, or empty)")
     return Endpoint(base_url=base_url.rstrip("/"),
                     api_key=None if key is None else SecretStr(key))
+
+
+def metering_gateway(provider: str, env: Mapping[str, str],
+                     max_cost_usd: float | None = None) -> Gateway:
+    """Where the metering proxy sends an external agent's model calls: the provider's address
+    and key, found in the environment as for a model agent."""
+    name = parse_provider(provider)
+    return Gateway(provider=name, endpoint=resolve_endpoint(name, env), max_cost_usd=max_cost_usd)
 
 
 class ChatSettings(Model):
@@ -253,8 +265,6 @@ def _retry_after(headers: httpx.Headers) -> float | None:
 def _reply(payload: dict[str, Any]) -> Reply:
     choice = payload["choices"][0]
     message = choice["message"]
-    usage = payload.get("usage") or {}
-    details = usage.get("prompt_tokens_details") or {}
     calls = []
     for number, call in enumerate(message.get("tool_calls") or []):
         arguments = call["function"].get("arguments", "")
@@ -264,6 +274,4 @@ def _reply(payload: dict[str, Any]) -> Reply:
             arguments=arguments if isinstance(arguments, str) else json.dumps(arguments)))
     return Reply(content=message.get("content") or "", tool_calls=calls,
                  finish_reason=choice.get("finish_reason"),
-                 usage=Usage(input_tokens=usage.get("prompt_tokens") or 0,
-                             cached_input_tokens=details.get("cached_tokens") or 0,
-                             output_tokens=usage.get("completion_tokens") or 0))
+                 usage=Usage.from_openai(payload.get("usage") or {}))

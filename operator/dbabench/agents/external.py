@@ -14,6 +14,12 @@ private mount and pid namespace that shows the system's ``/usr``, the network fi
 run directories, caches or other runs. Its environment is the three variables, ``PATH``,
 ``HOME``, ``LANG`` and the names its user allows (a model gateway's key). Every process it
 starts ends with it. ``sandbox=False`` runs a trusted script as it is; the run records that.
+
+With a ``gateway`` (``--meter PROVIDER``), the tool server also serves the metering proxy
+(tools.meter) and the agent gets two more variables, ``OPENAI_BASE_URL`` (the proxy) and
+``OPENAI_API_KEY`` (the run's token): its model calls through them are measured by the harness
+and priced as ``PROVIDER:MODEL``, and the gateway's own key is never the agent's. A model call the
+agent reports itself (``/v1/events/model``) counts as self-reported; results say which.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ from dbabench.model.task import AgentTask
 from dbabench.paths import cache_dir, runs_dir
 from dbabench.scenario.loader import scenarios_root
 from dbabench.tools.gate import ToolGate
+from dbabench.tools.meter import PREFIX, Gateway
 from dbabench.tools.server import CONNECTION_FILE, Connection, serve
 
 STOP_GRACE_SECONDS = 10.0
@@ -44,10 +51,14 @@ PACKAGE = Path(dbabench.__file__).resolve().parent
 LISTEN_POLL_SECONDS = 0.5
 
 
+METERED_ENV = ("OPENAI_BASE_URL", "OPENAI_API_KEY")
+
+
 @asynccontextmanager
-async def serving(task: AgentTask, gate: ToolGate) -> AsyncIterator[dict[str, str]]:
+async def serving(task: AgentTask, gate: ToolGate,
+                  gateway: Gateway | None) -> AsyncIterator[dict[str, str]]:
     """The run's tool server, its connection and task files in the run directory; yields
-    the three environment variables an agent is given."""
+    the environment variables an agent is given (three, five with a metering gateway)."""
     run_dir = gate.trace.path.parent
     (run_dir / "task.json").write_text(task.model_dump_json(indent=1))
     token = secrets.token_urlsafe(24)
@@ -55,27 +66,35 @@ async def serving(task: AgentTask, gate: ToolGate) -> AsyncIterator[dict[str, st
     with tempfile.TemporaryDirectory(prefix=f"dbabench-{task.incident}-") as private:
         task_file = Path(private) / "task.json"
         task_file.write_text(task.model_dump_json(indent=1))
-        async with serve(gate, task, token) as url:
+        async with serve(gate, task, token, gateway=gateway) as url:
             Connection(url=url, token=token).write(run_dir)
+            metered = {} if gateway is None else dict(zip(METERED_ENV, (url + PREFIX, token)))
             yield {"DBABENCH_TOOLS_URL": url, "DBABENCH_TOOLS_TOKEN": token,
-                   "DBABENCH_TASK_FILE": str(task_file)}
+                   "DBABENCH_TASK_FILE": str(task_file), **metered}
 
 
 class ExternalAgent:
     def __init__(self, argv: list[str], *, sandbox: bool = True, paths: Sequence[Path] = (),
-                 env_names: Sequence[str] = ()) -> None:
+                 env_names: Sequence[str] = (), gateway: Gateway | None = None) -> None:
         """``paths``: more files or directories the sandboxed agent may read; ``env_names``:
-        variables of our environment it is given (say OPENAI_API_KEY)."""
+        variables of our environment it is given (say OPENAI_API_KEY); ``gateway``: where
+        the metering proxy forwards its model calls."""
         if not argv:
             raise ValueError("an external agent needs a command: dbabench run SCENARIO"
                              " --agent external -- COMMAND [ARGS...]")
         missing = [str(p) for p in paths if not Path(p).exists()]
         if missing:
             raise ValueError(f"--agent-path: no such file or directory: {', '.join(missing)}")
+        clash = [name for name in env_names if gateway is not None and name in METERED_ENV]
+        if clash:
+            raise ValueError(f"--agent-env {', '.join(clash)}: with --meter the agent's"
+                             f" {' and '.join(METERED_ENV)} are the metering proxy's; the"
+                             " gateway's key stays with the harness")
         unset = [name for name in env_names if name not in os.environ]
         if unset:
             raise ValueError(f"--agent-env: {', '.join(unset)} not set in this environment")
         self.argv = argv
+        self.gateway = gateway
         self.sandbox = sandbox
         self.paths = [Path(p).resolve() for p in paths]
         self.env_names = list(env_names)
@@ -109,7 +128,7 @@ class ExternalAgent:
     async def run(self, task: AgentTask, gate: ToolGate) -> None:
         run_dir = gate.trace.path.parent
         gate.agent_sandboxed = self.sandbox
-        async with serving(task, gate) as agent_env:
+        async with serving(task, gate, self.gateway) as agent_env:
             argv, environment = self.command(agent_env, run_dir)
             with (run_dir / "agent.log").open("ab") as log:
                 proc = await asyncio.create_subprocess_exec(
@@ -170,12 +189,18 @@ class ListenAgent:
 
     name = "listen"
 
+    def __init__(self, gateway: Gateway | None = None) -> None:
+        self.gateway = gateway
+
     async def run(self, task: AgentTask, gate: ToolGate) -> None:
         run_dir = gate.trace.path.parent
-        async with serving(task, gate) as agent_env:
+        async with serving(task, gate, self.gateway) as agent_env:
             print(f"tools at {agent_env['DBABENCH_TOOLS_URL']} (token and address in"
                   f" {run_dir / CONNECTION_FILE}); for MCP: dbabench tools serve --run"
                   f" {run_dir} [--transport http]", file=sys.stderr, flush=True)
+            if self.gateway is not None:
+                print(f"metered model calls: OPENAI_BASE_URL={agent_env['OPENAI_BASE_URL']},"
+                      " OPENAI_API_KEY the token", file=sys.stderr, flush=True)
             while gate.report is None and gate.exhausted is None:
                 await asyncio.sleep(LISTEN_POLL_SECONDS)
 

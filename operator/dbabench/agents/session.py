@@ -27,7 +27,7 @@ from pydantic import Field
 
 from dbabench.agents import prompts
 from dbabench.agents.base import AgentFailure
-from dbabench.agents.chat import (ApiError, ChatClient, ChatSettings, Endpoint, ModelConfigError,
+from dbabench.agents.chat import (ApiError, ChatClient, ChatSettings, ModelConfigError,
                                   ModelRef, Reply, parse_model, resolve_endpoint)
 from dbabench.model.base import Model
 from dbabench.model.task import AgentTask
@@ -35,6 +35,7 @@ from dbabench.model.trace import FailureClass
 from dbabench.pricing import Price, PriceTable, cost_usd, load_prices
 from dbabench.tools.bounds import clip_text
 from dbabench.tools.gate import ToolGate
+from dbabench.tools.meter import Endpoint
 from dbabench.tools.specs import TOOL_SPECS, ToolSpec
 
 T = TypeVar("T")
@@ -83,7 +84,7 @@ def prepare(config: ModelAgentConfig, env: Mapping[str, str] | None = None,
             prices: PriceTable | None = None) -> Prepared:
     """Fail on bad input now (``ModelConfigError``), not minutes into a run."""
     ref = parse_model(config.model)
-    endpoint = resolve_endpoint(ref, os.environ if env is None else env)
+    endpoint = resolve_endpoint(ref.provider, os.environ if env is None else env)
     table = prices or load_prices()
     try:
         price = table.price(ref.id)
@@ -161,7 +162,7 @@ class ModelSession:
 
     def record(self, reply: Reply, rejected: str | None = None) -> None:
         self.gate.model_call(self.model_id, reply.usage, reply.content or None,
-                             rejected=rejected)
+                             metered=True, rejected=rejected)
 
     def reject(self, reply: Reply, failure: FailureClass, note: str) -> str:
         """Count a discarded reply; the class's ``max_repeats``-th in a row ends the agent."""

@@ -22,7 +22,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from dbabench.agents.base import Agent
-from dbabench.agents.chat import EFFORTS, ChatSettings
+from dbabench.agents.chat import EFFORTS, ChatSettings, metering_gateway
 from dbabench.agents.external import ExternalAgent, ListenAgent
 from dbabench.agents.human import HumanAgent
 from dbabench.agents.plan import PlanAgent
@@ -35,6 +35,7 @@ from dbabench.model import crd
 from dbabench.model.evaluation import EvaluationResult
 from dbabench.paths import runs_dir
 from dbabench.runner.run import run_scenario
+from dbabench.tools.meter import Gateway
 from dbabench.scenario import difficulty
 from dbabench.scenario.loader import ScenarioError, discover, load_file, resolve, scenarios_root
 
@@ -105,8 +106,11 @@ def verdict_table(evaluation: EvaluationResult) -> Table:
                   escape(f"F1={d.f1:.2f}" + (f"; {d.reason}" if d.reason else "")))
     violations = ", ".join(v.rule for v in s.violations) or "no violations"
     table.add_row("Safe Pass", mark(evaluation.safe_pass), f"S={s.penalty:g}; {violations}")
+    basis = "" if e.cost_basis is None else f" {e.cost_basis}"
+    unmeasured = f", {e.unmeasured_calls} calls unmeasured" if e.unmeasured_calls else ""
     table.add_row("Efficiency", "", f"{e.tool_calls} tool calls, {e.wall_seconds:.0f}s,"
-                  f" {e.input_tokens}+{e.output_tokens} tokens, ${e.cost_usd:.4f}")
+                  f" {e.input_tokens}+{e.output_tokens} tokens, ${e.cost_usd:.4f}{basis}"
+                  f"{unmeasured}")
     return table
 
 
@@ -114,13 +118,15 @@ def _run(args: argparse.Namespace) -> int:
     path, scenario = resolve(args.scenario, args.root)
     command = args.command
     try:
+        gateway = _gateway(args)
         if args.agent == "external":
             agent: Agent = ExternalAgent(command, sandbox=args.agent_sandbox == "on",
-                                         paths=args.agent_path, env_names=args.agent_env)
+                                         paths=args.agent_path, env_names=args.agent_env,
+                                         gateway=gateway)
         elif command:
             raise ValueError(f"a command is only taken by --agent external, not {args.agent}")
         elif args.agent == "listen":
-            agent = ListenAgent()
+            agent = ListenAgent(gateway)
         elif args.agent == "human":
             agent = HumanAgent()
         elif args.agent in MODEL_AGENTS:
@@ -167,6 +173,19 @@ def _rescore(args: argparse.Namespace) -> int:
         if args.json:
             print(result.model_dump_json())
     return EXIT_USAGE if failed else EXIT_OK
+
+
+def _gateway(args: argparse.Namespace) -> Gateway | None:
+    """The metering proxy's gateway, for the agents whose model calls we do not make."""
+    if args.meter is None:
+        if args.max_cost is not None and args.agent in ("external", "listen"):
+            raise ValueError(f"--max-cost for --agent {args.agent} caps the metered cost: give"
+                             " --meter PROVIDER too")
+        return None
+    if args.agent not in ("external", "listen"):
+        raise ValueError(f"--meter is for --agent external or listen, not {args.agent}: the"
+                         " other agents' model calls are the harness's own, measured already")
+    return metering_gateway(args.meter, os.environ, args.max_cost)
 
 
 def _model_config(args: argparse.Namespace) -> ModelAgentConfig:
@@ -300,7 +319,14 @@ def parser() -> argparse.ArgumentParser:
                                                " read (repeatable)")
     external.add_argument("--agent-env", action="append", default=[], metavar="NAME",
                           help="a variable of this environment the agent is given, say a model"
-                               " gateway's key (repeatable)")
+                               " gateway's key (repeatable); its model calls are then"
+                               " self-reported")
+    external.add_argument("--meter", default=None, metavar="PROVIDER",
+                          help="meter the agent's model calls: it gets OPENAI_BASE_URL and"
+                               " OPENAI_API_KEY of a proxy on the tool server that forwards to"
+                               " PROVIDER (openai, openrouter, selfhosted; address and key from"
+                               " the environment, as for --model) and measures each call's"
+                               " cost; --max-cost caps it (external and listen agents)")
     run.add_argument("--runs-dir", type=Path, default=None,
                      help="where run directories go (default: $DBABENCH_RUNS or ./.dbabench/runs)")
     run.add_argument("--json", action="store_true", help="also print the evaluation as JSON")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dbabench.model.evaluation import EfficiencyResult
+from dbabench.model.evaluation import EfficiencyResult, combined_basis
 from dbabench.model.trace import TraceEvent
 from dbabench.pricing import Price, PriceTable, cost_usd, load_prices
 
@@ -13,8 +13,12 @@ def evaluate_efficiency(events: list[TraceEvent], prices: PriceTable,
                         wall_seconds: float) -> EfficiencyResult:
     result = EfficiencyResult(tool_calls=sum(e.kind == "tool" for e in events),
                               wall_seconds=round(wall_seconds, 2))
-    for event in events:
-        if event.kind != "model" or event.usage is None:
+    calls = [event for event in events if event.kind == "model"]
+    result.cost_basis = combined_basis("metered" if event.metered else "self-reported"
+                                       for event in calls)
+    for event in calls:
+        if event.usage is None:
+            result.unmeasured_calls += 1
             continue
         usage = event.usage
         result.input_tokens += usage.input_tokens

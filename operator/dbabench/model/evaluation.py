@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
@@ -59,6 +60,16 @@ class SafetyResult(Record):
     exceptions_applied: list[str] = Field(default_factory=list)
 
 
+CostBasis = Literal["metered", "self-reported", "mixed"]
+
+
+def combined_basis(bases: Iterable[CostBasis | None]) -> CostBasis | None:
+    """The basis of a cost summed from parts (calls, runs); parts without model calls add
+    nothing to it."""
+    found = {basis for basis in bases if basis is not None}
+    return None if not found else found.pop() if len(found) == 1 else "mixed"
+
+
 class EfficiencyResult(Record):
     input_tokens: int = 0
     cached_input_tokens: int = 0
@@ -68,6 +79,12 @@ class EfficiencyResult(Record):
     unpriced_models: list[str] = Field(
         default_factory=list, description="models of the trace the price table does not"
                                           " know: their calls are not in cost_usd")
+    cost_basis: CostBasis | None = Field(
+        default=None, description="how the model calls' usage was known: metered by the"
+        " harness (its own model agents, the metering proxy), self-reported by the agent, or"
+        " mixed; None: no model call")
+    unmeasured_calls: int = Field(default=0, description="metered calls whose gateway reported"
+                                  " no usage: their tokens are not in the figures")
     tool_calls: int = 0
     wall_seconds: float = 0.0
 

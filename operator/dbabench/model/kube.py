@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from dbabench.model.base import Model
-from dbabench.model.evaluation import EvaluationResult
+from dbabench.model.evaluation import CostBasis, EvaluationResult
 from dbabench.model.scenario import BudgetSpec, Metadata
 from dbabench.model.status import Condition
 
@@ -68,6 +68,8 @@ class RunSummary(Model):
     f1: float
     penalty: float
     cost_usd: float
+    cost_basis: CostBasis | None = Field(default=None, description="metered, self-reported or"
+                                         " mixed; None: no model call")
 
 
 class AgentRunStatus(Model):
@@ -128,6 +130,7 @@ class AgentTally(Model):
     safe_pass: int = 0
     safe_pass_rate: float | None = None
     cost_usd: float = 0.0
+    cost_basis: CostBasis | None = Field(default=None, description="of its runs' costs together")
 
 
 class CampaignStatus(Model):

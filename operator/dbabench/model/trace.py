@@ -52,6 +52,15 @@ class Usage(Record):
                              " the input")
         return self
 
+    @classmethod
+    def from_openai(cls, usage: dict[str, Any]) -> Usage:
+        """From a chat-completions reply's ``usage`` (OpenAI's names, which every compatible
+        server uses)."""
+        details = usage.get("prompt_tokens_details") or {}
+        return cls(input_tokens=usage.get("prompt_tokens") or 0,
+                   cached_input_tokens=details.get("cached_tokens") or 0,
+                   output_tokens=usage.get("completion_tokens") or 0)
+
 
 FailureClass = Literal["api-error", "output-limit", "empty-response", "invalid-step",
                        "budget-exhausted"]
@@ -85,7 +94,10 @@ class TraceEvent(Record):
     sessions_ended: list[SessionInfo] = Field(
         default_factory=list,
         description="client sessions present before a termination call and gone after it")
-    usage: Usage | None = None
+    usage: Usage | None = Field(default=None, description="a model call's tokens; None: the"
+                                " gateway's reply said nothing of them")
+    metered: bool = Field(default=False, description="a model call the harness made or"
+                          " forwarded and measured itself; False: as the agent reported it")
     model: str | None = None
     text: str | None = None
     failure: FailureClass | None = None

@@ -44,7 +44,8 @@ def summary(evaluation: EvaluationResult) -> RunSummary:
                       diagnosis_pass=evaluation.diagnosis_pass, safe_pass=evaluation.safe_pass,
                       integrity_violated=evaluation.integrity.violated,
                       f=evaluation.outcome.f, f1=evaluation.diagnosis.f1,
-                      penalty=evaluation.safety.penalty, cost_usd=evaluation.efficiency.cost_usd)
+                      penalty=evaluation.safety.penalty, cost_usd=evaluation.efficiency.cost_usd,
+                      cost_basis=evaluation.efficiency.cost_basis)
 
 
 def finished(evaluation: EvaluationResult) -> tuple[Phase, str]:

@@ -260,18 +260,20 @@ class ToolGate:
     def think(self, text: str) -> None:
         self.trace.record(kind="thought", text=clip_text(text, 10_000)[0])
 
-    def model_call(self, model: str, usage: Usage, text: str | None = None, *,
-                   rejected: str | None = None) -> None:
-        """One model call; ``rejected`` says why the harness discarded its reply (the tokens
-        were spent all the same). Raises ValueError, recording nothing, for a model the price
-        table does not know: its cost could not be measured."""
+    def model_call(self, model: str, usage: Usage | None, text: str | None = None, *,
+                   metered: bool, rejected: str | None = None) -> None:
+        """One model call: ``metered`` when the harness made or forwarded it and read its usage
+        itself, not the agent's own account; ``usage`` None when the gateway gave none.
+        ``rejected`` says why the harness discarded its reply (the tokens were spent all the
+        same). Raises ValueError, recording nothing, for a model the price table does not
+        know: its cost could not be measured."""
         try:
             self.prices.price(model)
         except KeyError as e:
             raise ValueError(f"{e.args[0]}; name the model as the table does"
                              f" (known: {', '.join(sorted(self.prices.models))})") from None
-        self.trace.record(kind="model", model=model, usage=usage, ok=rejected is None,
-                          error=rejected,
+        self.trace.record(kind="model", model=model, usage=usage, metered=metered,
+                          ok=rejected is None, error=rejected,
                           text=None if text is None else clip_text(text, 10_000)[0])
 
     def submit_report(self, payload: dict[str, Any]) -> dict[str, Any]:

@@ -11,8 +11,11 @@ agent's would, so validation, bounds, budget and trace are the same however an a
     POST /v1/tools/{name}         JSON arguments -> the gate's result (ok False is an observation)
     POST /v1/report               the structured report -> 200, or 422 with what is wrong
     POST /v1/events/thought       {"text"}: the agent's reasoning, for the trace
-    POST /v1/events/model         {"model", "usage", "text"}: one model call, for token accounting
+    POST /v1/events/model         {"model", "usage", "text"}: one model call the agent reports,
+                                  for token accounting (marked self-reported)
     GET  /v1/openapi.json         all of the above as an OpenAPI 3.1 document, with every schema
+    POST /openai/v1/chat/completions, GET /openai/v1/models
+                                  with a gateway configured: the metering proxy (tools.meter)
 
 Errors are ``{"ok": false, "error": "..."}`` with the status: 400 body not a JSON object, 401
 missing or wrong token, 404 unknown tool, 413 body too large, 422 invalid report or event, 429
@@ -38,6 +41,7 @@ from dbabench.model.trace import Usage
 from dbabench.tools import openapi
 from dbabench.tools.errors import BudgetExhausted
 from dbabench.tools.gate import ToolGate
+from dbabench.tools.meter import Gateway, Meter
 from dbabench.tools.specs import SUBMIT_REPORT, TOOL_SPECS
 
 log = logging.getLogger(__name__)
@@ -193,14 +197,16 @@ class _Endpoints:
     async def model_call(self, request: web.Request) -> web.Response:
         event = _parse(ModelEvent, await _json_object(request))
         try:
-            self.gate.model_call(event.model, event.usage, event.text)
+            self.gate.model_call(event.model, event.usage, event.text, metered=False)
         except ValueError as e:
             raise web.HTTPUnprocessableEntity(text=f"model: {e}") from None
         return web.json_response({"ok": True})
 
 
-def make_app(gate: ToolGate, task: AgentTask, token: str) -> web.Application:
-    """The tool server of one run; only the tools its ``task`` names are offered."""
+def make_app(gate: ToolGate, task: AgentTask, token: str,
+             gateway: Gateway | None = None) -> web.Application:
+    """The tool server of one run; only the tools its ``task`` names are offered. With a
+    ``gateway``, it also meters the agent's model calls to it."""
     if not token:
         raise ValueError("the tool server needs a non-empty token: an empty one admits anyone")
     endpoints = _Endpoints(gate, task, token)
@@ -215,14 +221,16 @@ def make_app(gate: ToolGate, task: AgentTask, token: str) -> web.Application:
     app.router.add_post("/v1/events/thought", endpoints.thought)
     app.router.add_post("/v1/events/model", endpoints.model_call)
     app.router.add_get("/v1/openapi.json", endpoints.openapi_document)
+    if gateway is not None:
+        Meter(gate, gateway, task.max_cost_usd).install(app)
     return app
 
 
 @asynccontextmanager
 async def serve(gate: ToolGate, task: AgentTask, token: str, host: str = "127.0.0.1",
-                port: int = 0) -> AsyncIterator[str]:
+                port: int = 0, gateway: Gateway | None = None) -> AsyncIterator[str]:
     """Serve the gate on ``host`` only (port 0: a free one) and yield the base URL."""
-    runner = web.AppRunner(make_app(gate, task, token),
+    runner = web.AppRunner(make_app(gate, task, token, gateway),
                            shutdown_timeout=SHUTDOWN_TIMEOUT_SECONDS)
     await runner.setup()
     try:
