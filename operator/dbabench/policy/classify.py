@@ -26,7 +26,6 @@ from pglast.enums.lockdefs import ShareLock
 from pglast.error import Error as PglastError
 from pglast.parser import parse_sql, scan
 from pglast.stream import RawStream
-from pglast.visitors import Ancestor, Skip, Visitor
 
 from dbabench.model.trace import StatementInfo
 from dbabench.policy.classes import (
@@ -36,7 +35,8 @@ from dbabench.policy.classes import (
     REFUSED,
     StatementClass,
 )
-from dbabench.policy.reach import reach
+from dbabench.policy.reach import Reach
+from dbabench.policy.walk import Ancestor, Skip, Walk, walk
 
 __all__ = ["HARNESS_ACCESS", "OBSERVATIONAL", "REFUSED", "StatementClass", "classify",
            "is_mutating", "normalize_relation", "parse_pg_bool"]
@@ -168,25 +168,24 @@ def _source_slice(sql: str, raw: ast.RawStmt) -> str:
     start = raw.stmt_location or 0
     end = start + raw.stmt_len if raw.stmt_len else len(sql)
     text = sql[start:end]
+    if "--" not in text and "/*" not in text:
+        return text.strip()  # no comment to step over: spare the scan
     # PostgreSQL 15 starts a statement right after the previous semicolon, comments included
     code = next((t.start for t in scan(text) if t.name not in _COMMENT_TOKENS), 0)
     return text[code:].strip()
 
 
 def _classify_statement(text: str, statement: ast.Node) -> StatementInfo:
-    walker = _Walker(statement)
-    walker(statement)
-    reached, paths = reach(statement)
-    walker.classes.update(reached)
-    names = _Names()
-    names(statement)
+    walker, reached, names = _Walker(statement), Reach(), _Names()
+    walk(statement, walker, reached, names)
+    walker.classes.update(reached.classes)
     return StatementInfo(text=text, classes=walker.result(), relations=names.relations(),
                          functions=names.functions(), settings=walker.settings,
                          setting_role=walker.setting_role,
-                         setting_database=walker.setting_database, paths=paths)
+                         setting_database=walker.setting_database, paths=reached.paths)
 
 
-class _Walker(Visitor):
+class _Walker(Walk):
     """Collects what one statement does.
 
     Bodies a statement only defines (a view, a rule, a function, a plain EXPLAIN) do not run
@@ -194,7 +193,6 @@ class _Walker(Visitor):
     """
 
     def __init__(self, statement: ast.Node) -> None:
-        super().__init__()
         self.statement = statement
         self.classes: set[StatementClass] = set()
         self.settings: dict[str, str] = {}
@@ -415,11 +413,10 @@ class _Walker(Visitor):
         return Skip
 
 
-class _Names(Visitor):
+class _Names(Walk):
     """Collects the relations and functions a statement names, in the order met."""
 
     def __init__(self) -> None:
-        super().__init__()
         self._relations: list[tuple[str, bool]] = []
         self._ctes: set[str] = set()
         self._functions: list[str] = []
@@ -447,9 +444,8 @@ class _Names(Visitor):
         self._functions.append(_dotted(node.funcname))
 
 
-class _Descendants(Visitor):
+class _Descendants(Walk):
     def __init__(self) -> None:
-        super().__init__()
         self.nodes: list[ast.Node] = []
 
     def visit(self, ancestors: Ancestor, node: ast.Node) -> None:

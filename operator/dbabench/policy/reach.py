@@ -21,8 +21,8 @@ from pglast import ast
 from pglast.enums import FunctionParameterMode, VariableSetKind
 from pglast.error import Error as PglastError
 from pglast.parser import parse_plpgsql_json, parse_sql
-from pglast.visitors import Ancestor, Visitor
 
+from dbabench.policy.walk import Ancestor, Walk
 from dbabench.policy.classes import StatementClass
 
 FILE_ACCESS = StatementClass.file_access
@@ -90,14 +90,6 @@ _ASSIGNMENT = re.compile(r"^[^:=]*?:?=")
 _PARSE_STATEMENT, _PARSE_EXPRESSION = 0, 2
 
 
-def reach(statement: ast.Node) -> tuple[set[StatementClass], list[str]]:
-    """The reach classes of one parsed statement, bodies included, and the server paths it
-    names as constants (a computed path is file access all the same)."""
-    walker = _Reach()
-    walker(statement)
-    return walker.classes, walker.paths
-
-
 def leaves(path: str, directories: Iterable[str]) -> bool:
     """Whether ``path``, as the server resolves it (relative to its data directory, the first
     of ``directories``), lies outside all of the server's own ``directories``."""
@@ -106,9 +98,11 @@ def leaves(path: str, directories: Iterable[str]) -> bool:
     return not any(resolved == d or resolved.startswith(d + "/") for d in dirs)
 
 
-class _Reach(Visitor):
+class Reach(Walk):
+    """Walked over one parsed statement: its reach ``classes``, bodies included, and the
+    server ``paths`` it names as constants (a computed path is file access all the same)."""
+
     def __init__(self) -> None:
-        super().__init__()
         self.classes: set[StatementClass] = set()
         self.paths: list[str] = []
 
