@@ -184,3 +184,39 @@ def test_clones_of_dead_owners_are_reaped_with_their_server(scratch_root: Path) 
     assert notes == ["removed abandoned clone dead"]
     assert mine.exists() and not dead.exists()
     store.release()
+
+
+def test_a_golden_is_the_harness_alone_and_a_clone_the_servers(store: SnapshotStore,
+                                                               scratch_root: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("servers run as another user only when dbabench runs as root")
+    run_dir = scratch_root / "run-sealed"
+    run_dir.mkdir()
+
+    def as_postgres(command: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["setpriv", "--reuid=postgres", "--regid=postgres",
+                               "--clear-groups", "/bin/sh", "-c", command],
+                              capture_output=True, text=True)
+
+    with LocalEnvironment(run_dir, "sealed", store) as env:
+        golden = env.ensure_golden("sealed", database="app", settings={}, populate=populate)
+        # what a server's user (every run's, outside its sandbox too) can do to the golden
+        for attempt in (f"touch {golden.path}/pgdata/poison",
+                        f"cat {golden.path}/pgdata/PG_VERSION",
+                        f"echo x >> {golden.path}/pgdata/postgresql.auto.conf"):
+            done = as_postgres(attempt)
+            assert done.returncode != 0 and "Permission denied" in done.stderr, attempt
+        instance = env.restore(golden)
+        assert instance.pgdata.owner() == "postgres"
+        assert (instance.home / "golden.json").owner() == "root"
+        assert as_postgres(f"cat {instance.home}/golden.json").returncode != 0
+
+    # a golden built before goldens were sealed is sealed when it is next used
+    (scratch_root / "run-resealed").mkdir()
+    with LocalEnvironment(scratch_root / "run-resealed", "resealed", store) as env:
+        subprocess.run(["chown", "-R", "postgres:postgres", str(golden.path)], check=True)
+        (golden.path).chmod(0o755)
+        assert not store.sealed(golden.path)
+        env.ensure_golden("sealed", database="app", settings={}, populate=populate)
+        assert store.sealed(golden.path)
+        assert as_postgres(f"touch {golden.path}/pgdata/poison").returncode != 0

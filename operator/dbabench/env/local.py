@@ -8,6 +8,7 @@ it started by pid, keeps the logs, and discards the clone.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
 import uuid
@@ -17,8 +18,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from dbabench.env.monitoring import Monitoring, start_monitoring
-from dbabench.env.postgres import Credentials, PostgresInstance
-from dbabench.env.processes import ProcessTable, free_port
+from dbabench.env.postgres import GOLDEN_META, Credentials, PostgresInstance
+from dbabench.env.processes import ProcessTable, chown_for_postgres, free_port
 from dbabench.env.snapshot import SnapshotStore
 from dbabench.model.scenario import ReplicaSpec
 from dbabench.model.workload import Server
@@ -46,7 +47,7 @@ def _du(path: Path) -> int:
 
 
 def _load_golden(key: str, path: Path) -> Golden:
-    meta = json.loads((path / "golden.json").read_text())
+    meta = json.loads((path / GOLDEN_META).read_text())
     return Golden(key=key, path=path, credentials=Credentials(**meta["credentials"]),
                   database=meta["database"], built_at=meta["built_at"],
                   build_seconds=meta["build_seconds"], size_bytes=meta["size_bytes"])
@@ -83,7 +84,7 @@ def build_cluster(home: Path, key: str, credentials: Credentials, *, database: s
         "build_seconds": round(time.monotonic() - started, 2),
         "size_bytes": _du(home),
     }
-    meta_path = home / "golden.json"
+    meta_path = home / GOLDEN_META
     meta_path.write_text(json.dumps(meta, indent=1))
     meta_path.chmod(0o600)
 
@@ -120,7 +121,7 @@ class LocalEnvironment:
     # -- golden state ----------------------------------------------------------------------
 
     def has_golden(self, key: str) -> bool:
-        return (self.store.golden(key) / "golden.json").exists()
+        return (self.store.golden(key) / GOLDEN_META).exists()
 
     def ensure_golden(self, key: str, *, database: str,
                       settings: dict[str, bool | int | float | str], populate: Populate,
@@ -132,7 +133,9 @@ class LocalEnvironment:
         """
         path = self.store.golden(key)
         with self.store.build_lock(key, self.procs):
-            if (path / "golden.json").exists():
+            if (path / GOLDEN_META).exists():
+                if not self.store.sealed(path):
+                    self.store.seal(path)
                 return _load_golden(key, path)
             if supersedes:
                 for old in path.parent.glob(supersedes):
@@ -142,6 +145,7 @@ class LocalEnvironment:
             try:
                 build_cluster(building, key, Credentials.generate(), database=database,
                               settings=settings, populate=populate, procs=self.procs)
+                self.store.seal(building)
                 building.rename(path)
             except BaseException:
                 shutil.rmtree(building, ignore_errors=True)
@@ -153,6 +157,9 @@ class LocalEnvironment:
     def _clone(self, golden: Golden, name: str) -> PostgresInstance:
         path = self.store.clone(golden.path, name)
         self._clones.append(path)
+        chown_for_postgres(path, tree=True)
+        # the credentials are the harness's: the server has no use for them
+        os.chown(path / GOLDEN_META, os.geteuid(), os.getegid())
         instance = PostgresInstance(path, golden.credentials, database=golden.database)
         instance.relocate(free_port())
         return instance

@@ -64,8 +64,10 @@ BASELINE_SETTINGS: dict[str, str] = {
 }
 
 
-# The golden's metadata, credentials included, travels in every clone; no server sees it.
-SANDBOX_HIDDEN = ("golden.json",)
+GOLDEN_META = "golden.json"
+"""A golden's metadata, credentials included, in its home; it travels in every clone."""
+# no server sees it
+SANDBOX_HIDDEN = (GOLDEN_META,)
 
 
 class PostgresError(RuntimeError):

@@ -125,12 +125,17 @@ def as_user_kwargs(user: str | None) -> dict[str, object]:
     return {"user": pw.pw_uid, "group": pw.pw_gid, "extra_groups": []}
 
 
-def chown_for_postgres(path: Path) -> None:
+def chown_for_postgres(path: Path, *, tree: bool = False) -> None:
+    """Give ``path`` (with ``tree``, all under it too) to the user servers run as."""
     user = run_as_user()
     if user is None:
         return
     pw = pwd.getpwnam(user)
-    os.chown(path, pw.pw_uid, pw.pw_gid)
+    if tree:
+        subprocess.run(["chown", "-R", f"{pw.pw_uid}:{pw.pw_gid}", str(path)], check=True,
+                       capture_output=True)
+    else:
+        os.chown(path, pw.pw_uid, pw.pw_gid)
 
 
 class ProcessTableClosed(RuntimeError):

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from dbabench.env.processes import ProcessTable, alive, stop_pid
+from dbabench.env.processes import ProcessTable, alive, run_as_user, stop_pid
 from dbabench.env.sandbox import SANDBOX_MOUNTPOINT
 
 Strategy = Literal["reflink", "xfs-loop", "copy"]
@@ -165,8 +165,25 @@ class SnapshotStore:
     def golden(self, key: str) -> Path:
         return self.root / "golden" / key
 
+    def seal(self, golden: Path) -> None:
+        """Make a golden ours alone: owned by the harness and closed to everyone else, so no
+        server (they run as ``postgres`` when we are root) can change what every later run
+        restores. Running as another user, servers run as that user too and nothing can be
+        closed to them."""
+        if run_as_user() is None:
+            return
+        _run(["chown", "-R", f"{os.geteuid()}:{os.getegid()}", str(golden)])
+        _run(["chmod", "-R", "go-rwx", str(golden)])
+
+    def sealed(self, golden: Path) -> bool:
+        """Whether ``seal`` has been done (a golden built before there was one has not)."""
+        if run_as_user() is None:
+            return True
+        status = golden.stat()
+        return status.st_uid == os.geteuid() and not status.st_mode & 0o077
+
     def clone(self, golden: Path, name: str) -> Path:
-        """A writable copy of ``golden`` at ``root/clones/name``."""
+        """A copy of ``golden`` at ``root/clones/name``, owned as the golden is (``seal``)."""
         target = self.root / "clones" / name
         if target.exists():
             raise SnapshotError(f"clone {target} already exists")

@@ -25,7 +25,7 @@ from dbabench.agents.scripted import scripted_agent
 from dbabench.env import kube
 from dbabench.env.local import build_cluster
 from dbabench.env.monitoring import exporter_binary, prometheus_argv
-from dbabench.env.postgres import BASELINE_SETTINGS, Credentials, PostgresInstance
+from dbabench.env.postgres import BASELINE_SETTINGS, GOLDEN_META, Credentials, PostgresInstance
 from dbabench.env.processes import ProcessTable
 from dbabench.env.remote import LogMirror, RemoteInstanceControl
 from dbabench.evaluate import evaluator, predicates
@@ -118,7 +118,7 @@ def golden() -> None:
     """Fill the volume at DBABENCH_PG_HOME with the scenario's golden cluster (once)."""
     scenario = _scenario()
     home = Path(_var("DBABENCH_PG_HOME"))
-    if (home / "golden.json").exists():
+    if (home / GOLDEN_META).exists():
         _progress(f"{home} already holds a golden cluster")
         return
     spec = scenario.spec
