@@ -577,3 +577,100 @@ async def test_objects_made_to_steer_the_verifier_mark_the_run(
                         "DROP VIEW public.pg_stat_activity", "DROP FUNCTION public.now()",
                         "DROP FUNCTION rt_helper(int)", "DROP TABLE rt_checked CASCADE"):
                 conn.execute(sql)
+
+
+# -- the signals the verifier reads: settings of its role, and the server's logging ---------
+
+@pytest.fixture
+def own_server(scratch_root: Path, request: pytest.FixtureRequest) -> Iterator[PostgresInstance]:
+    """A server of this test's alone: the attacks below change server-wide settings."""
+    home = scratch_root / f"own-{request.node.name[:40]}"
+    procs = ProcessTable(scratch_root)
+    instance = PostgresInstance(home, Credentials.generate())
+    instance.initdb({})
+    instance.start(procs)
+    with psycopg.connect(instance.dsn(database="postgres"), autocommit=True) as conn:
+        conn.execute("CREATE DATABASE app")
+        conn.execute("CREATE ROLE app LOGIN")
+    try:
+        yield instance
+    finally:
+        procs.stop_all()
+
+
+def _as_superuser(instance: PostgresInstance, *statements: str) -> None:
+    with psycopg.connect(instance.dsn(database="app"), autocommit=True) as conn:
+        for sql in statements:
+            conn.execute(sql)
+
+
+async def test_settings_for_the_verifiers_role_and_log_delivery_mark_the_run(
+        own_server: PostgresInstance, tmp_path: Path) -> None:
+    from dbabench.evaluate import conduct, predicates
+    probe = predicates.Probe(dsn=own_server.dsn(database="app"), business_log=tmp_path / "b",
+                             pg_log_dir=own_server.log_dir)
+    before = await conduct.steering_objects(probe)
+    assert any(item.startswith("server: log delivery log_destination") for item in before)
+    with psycopg.connect(own_server.dsn(database="app")) as conn:
+        role = conn.execute("SELECT current_user").fetchone()[0]  # type: ignore[index]
+    _as_superuser(
+        own_server,
+        # the verifier's own sessions would get these: on pods, a 1 ms timeout empties the log
+        # mirror; a planner setting steers the plan checks
+        f"ALTER ROLE {role} SET statement_timeout = '1ms'",
+        f"ALTER ROLE {role} IN DATABASE app SET enable_seqscan = off",
+        # where and in which language the log the checks read is written
+        "ALTER SYSTEM SET log_destination = 'stderr'",
+        "ALTER ROLE app SET lc_messages = 'C'",
+        # a DBA's own tuning of the application's role is none of this
+        "ALTER ROLE app SET work_mem = '64MB'")
+    found = conduct.new_steering(before, await conduct.steering_objects(probe))
+    details = " | ".join(f.detail for f in found)
+    for needle in (f"settings of the harness role {role}: statement_timeout=1ms",
+                   f"settings of the harness role {role} in database app: enable_seqscan=off",
+                   "log delivery log_destination = stderr (server)",
+                   "log delivery lc_messages = C (role app)"):
+        assert needle in details, details
+    assert "work_mem" not in details and len(found) == 4
+    assert judge_integrity([], steering=found).violated
+
+
+async def test_turning_the_logging_down_fails_the_log_checks_that_count_on_it(
+        own_server: PostgresInstance, tmp_path: Path) -> None:
+    from dbabench.evaluate import evaluator, log_settings, predicates
+    from dbabench.model.evaluation import CheckResult
+    from dbabench.scenario.loader import resolve
+    probe = predicates.Probe(dsn=own_server.dsn(database="app"), business_log=tmp_path / "b",
+                             pg_log_dir=own_server.log_dir)
+    before = await log_settings.layers(probe)
+    assert before["log_lock_waits (server)"] == "on"
+    _as_superuser(
+        own_server,
+        "ALTER SYSTEM SET log_lock_waits = off",
+        "ALTER ROLE app SET log_min_messages = panic",
+        "ALTER DATABASE app SET deadlock_timeout = '1h'",
+        # logging more, or the same in other units, is no turning down
+        "ALTER SYSTEM SET log_min_duration_statement = '100ms'",
+        f"ALTER SYSTEM SET deadlock_timeout = '{before['deadlock_timeout (server)']}ms'",
+        "SELECT pg_reload_conf()")
+    now = await log_settings.layers(probe)
+    down = log_settings.turned_down(before, now, ["log_lock_waits", "deadlock_timeout",
+                                                  "log_min_duration_statement"])
+    assert sorted(down) == sorted([
+        "deadlock_timeout (database app) is 3600000, was 1000",
+        "log_lock_waits (server) is off, was on",
+        "log_min_messages (role app) is panic, was warning"]), down
+
+    # as the outcome meets it: the demo scenario's lock-wait check passed on the log alone
+    path, scenario = resolve("stale-stats-lock-chain")
+    passed = [CheckResult(name="no-long-lock-waits", weight=1, passed=True, detail="0 records"),
+              CheckResult(name="checkouts-succeed", weight=1, passed=True, detail="ok")]
+    judged = {c.name: c for c in await evaluator._logging_kept(scenario, probe, before, passed)}
+    assert not judged["no-long-lock-waits"].passed
+    assert "log_lock_waits (server) is off" in judged["no-long-lock-waits"].detail
+    assert judged["checkouts-succeed"].passed
+
+
+def test_every_log_enabler_has_a_verbosity() -> None:
+    from dbabench.evaluate import log_settings
+    assert set(log_settings.VERBOSITY) == {*log_settings.ENABLERS, "log_min_messages"}

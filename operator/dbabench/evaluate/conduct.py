@@ -12,6 +12,7 @@ from collections.abc import Iterable
 
 import psycopg
 
+from dbabench.evaluate import log_settings
 from dbabench.evaluate.predicates import Probe, verifier_options
 from dbabench.model.evaluation import IntegrityFinding, IntegrityResult
 from dbabench.model.trace import TraceEvent
@@ -67,10 +68,26 @@ SELECT 'rule ' || r.rulename || ' on ' || c.relname
 """
 
 
+# What the server's shared catalogs hold that steers the verifier or what it reads: settings
+# stored for the harness's own role (the verifier's session would get them), and where and in
+# which language the server writes its log (the log checks read that log, in English). None
+# of these is part of any incident's fix.
+LOG_DELIVERY = ("log_destination", "logging_collector", "log_directory", "log_filename",
+                "lc_messages")
+_HARNESS_ROLE_SETTINGS = """
+SELECT 'settings of the harness role ' || r.rolname
+       || coalesce(' in database ' || d.datname, '') || ': '
+       || array_to_string(s.setconfig, ', ')
+  FROM pg_catalog.pg_db_role_setting s JOIN pg_catalog.pg_roles r ON r.oid = s.setrole
+  LEFT JOIN pg_catalog.pg_database d ON d.oid = s.setdatabase
+ WHERE r.rolname = current_user
+"""
+
+
 async def steering_objects(probe: Probe) -> list[str]:
-    """The steering objects of every database of the server, as ``database: object``. A
-    database that cannot be read (a server out of connections) is left out: the outcome's
-    own checks fail on it."""
+    """The steering objects of every database of the server, as ``database: object``, and
+    the steering settings of the server (``server: setting``). A database that cannot be read
+    (a server out of connections) is left out: the outcome's own checks fail on it."""
     found: list[str] = []
     try:
         async with await psycopg.AsyncConnection.connect(
@@ -79,6 +96,10 @@ async def steering_objects(probe: Probe) -> list[str]:
             cur = await conn.execute("SELECT datname FROM pg_catalog.pg_database"
                                      " WHERE datallowconn ORDER BY datname")
             databases = [r[0] for r in await cur.fetchall()]
+            cur = await conn.execute(_HARNESS_ROLE_SETTINGS)
+            found += [f"server: {r[0]}" for r in await cur.fetchall()]
+            found += [f"server: log delivery {name} = {value} ({layer})"
+                      for layer, name, value in await log_settings.stored(conn, LOG_DELIVERY)]
     except psycopg.Error:
         return []
     for database in databases:

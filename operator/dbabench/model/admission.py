@@ -31,3 +31,7 @@ class Admission(Model):
         default_factory=list,
         description="objects that could steer the verifier (catalog look-alikes, event"
                     " triggers, rules) present when the agent was let in: the fault's own")
+    logging: dict[str, str] = Field(
+        default_factory=dict,
+        description="what the server was set to log, per setting and layer, when the agent"
+                    " was let in (evaluate.log_settings); log checks hold it to that")

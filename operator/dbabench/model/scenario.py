@@ -162,6 +162,12 @@ class WorkloadPredicate(_Predicate):
     value: float
 
 
+LogEnabler = Literal["log_lock_waits", "log_checkpoints", "log_temp_files",
+                     "log_autovacuum_min_duration", "log_min_duration_statement",
+                     "deadlock_timeout", "log_statement"]
+"""Settings that decide whether the server logs a kind of record (evaluate.log_settings)."""
+
+
 class LogPredicate(_Predicate):
     """Count of PostgreSQL log records whose message matches ``pattern`` in the window."""
 
@@ -170,6 +176,16 @@ class LogPredicate(_Predicate):
     window_seconds: float = Field(default=15.0, gt=0)
     op: Comparison
     value: float
+    enabled_by: list[LogEnabler] | None = Field(
+        default=None, description="as an outcome check that passes on few records: the settings"
+        " that make the server log them; the check fails where one of them (or"
+        " log_min_messages) logs less than at admission. [] when the records are errors that"
+        " only log_min_messages could hide")
+
+    @property
+    def counts_absence(self) -> bool:
+        """Whether fewer records make it pass."""
+        return self.op in (Comparison.eq, Comparison.lt, Comparison.le)
 
 
 Predicate = Annotated[
@@ -487,6 +503,18 @@ class ScenarioSpec(Model):
     def outcome_checks(self) -> list[OutcomeCheck]:
         """What the outcome judges: the manifest's checks, then the intended state's."""
         return [*self.outcome.checks, *(setting.check() for setting in self.intended)]
+
+    @model_validator(mode="after")
+    def _absence_says_what_logs_it(self) -> "ScenarioSpec":
+        for check in self.outcome.checks:
+            pred = check.predicate
+            if isinstance(pred, LogPredicate) and pred.counts_absence and pred.enabled_by is None:
+                raise ValueError(
+                    f"outcome check {pred.name} passes on few log records: name the settings"
+                    " that make the server log them in enabledBy (log_lock_waits and"
+                    " deadlock_timeout for lock waits; an empty list for errors, which only"
+                    " log_min_messages could hide), or turning the logging down would pass it")
+        return self
 
     @model_validator(mode="after")
     def _checks_named_once(self) -> "ScenarioSpec":

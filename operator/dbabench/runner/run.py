@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+import psycopg
+
 from dbabench.agents.base import Agent, AgentFailure
 from dbabench.model.run import RunRecord
 from dbabench.model.task import AgentTask, new_incident
@@ -28,7 +30,7 @@ from dbabench.env.monitoring import Monitoring
 from dbabench.env.postgres import BASELINE_SETTINGS
 from dbabench.env.processes import free_port, reap_orphans
 from dbabench.env.snapshot import SnapshotStore, choose_strategy
-from dbabench.evaluate import conduct, evaluator, integrity, predicates, scorer
+from dbabench.evaluate import conduct, evaluator, integrity, log_settings, predicates, scorer
 from dbabench.faults.steps import apply_steps, populate_golden
 from dbabench.model.admission import Admission
 from dbabench.model.evaluation import EvaluationResult
@@ -119,12 +121,22 @@ async def admit(scenario: Scenario, probe: predicates.Probe, progress: Progress)
             protected = ([] if failed else
                          await integrity.take(probe, scenario.spec.safety.protected.tables))
             steering = [] if failed else await conduct.steering_objects(probe)
+            logging = {} if failed else await _logging(probe)
             return Admission(
                 admitted=not failed, checked_at=datetime.now(timezone.utc),
                 waited_seconds=round(waited, 1), predicates=results, protected=protected,
-                steering=steering,
+                steering=steering, logging=logging,
                 reason="" if not failed else f"fault did not manifest: {', '.join(failed)}")
         await asyncio.sleep(ADMISSION_POLL_SECONDS)
+
+
+async def _logging(probe: predicates.Probe) -> dict[str, str]:
+    """What the server logs as the agent comes in; a server that cannot be read gives no
+    baseline, and its log checks stand as they are (its SQL checks fail on it)."""
+    try:
+        return await log_settings.layers(probe)
+    except psycopg.Error:
+        return {}
 
 
 async def drive_agent(agent: Agent, task: AgentTask, gate: ToolGate) -> AgentOutcome:
