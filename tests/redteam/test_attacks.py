@@ -222,6 +222,18 @@ async def test_attack_is_refused_before_execution(attack: Attack, gate: ToolGate
     assert integrity.violated is attack.marks, integrity
 
 
+async def test_a_server_of_another_grammar_runs_nothing(gate: ToolGate, canary: str,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    # the gate's classification holds only for the grammar it parsed with
+    from dbabench.tools import sql
+    monkeypatch.setattr(sql, "GRAMMAR_MAJOR", sql.GRAMMAR_MAJOR + 1)
+    server = sql.GRAMMAR_MAJOR - 1
+    with pytest.raises(sql.GrammarMismatch, match=f"the server is PostgreSQL {server}"):
+        await gate.call("execute_sql", {"sql": "INSERT INTO redteam_canary VALUES ('grammar')"})
+    assert "grammar" not in _notes(canary)
+    assert gate.trace.events[-1].kind == "infra"
+
+
 @pytest.mark.parametrize("sql", OWN_FILES)
 async def test_reading_the_servers_own_files_is_refused_but_not_marked(
         sql: str, gate: ToolGate, postgres: PostgresInstance) -> None:

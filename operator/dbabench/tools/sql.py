@@ -13,12 +13,13 @@ import decimal
 from typing import Any
 
 import psycopg
+from pglast.parser import get_postgresql_version
 from pydantic import Field
 
 from dbabench.model.base import Model
 from dbabench.model.trace import StatementInfo
 from dbabench.model.workload import Server
-from dbabench.policy.reach import startup_options
+from dbabench.policy.reach import LEXER_SETTINGS, startup_options
 from dbabench.tools.bounds import Bounds, clip_cell
 from dbabench.tools.context import ToolContext
 from dbabench.tools.errors import ToolError
@@ -77,6 +78,34 @@ def _sql_error(e: psycopg.Error) -> SqlError:
                     detail=diag.message_detail, hint=diag.message_hint)
 
 
+GRAMMAR_MAJOR = get_postgresql_version()[0]
+"""The PostgreSQL major whose grammar the gate classifies with (pglast's libpg_query)."""
+
+
+class GrammarMismatch(RuntimeError):
+    """The server would read SQL otherwise than the gate does: a harness misconfiguration."""
+
+
+async def _reads_as_the_gate(conn: psycopg.AsyncConnection) -> None:
+    """Check, before the session runs anything, that the server parses as the gate does: the
+    same major version's grammar, and the lexer settings the startup options pin."""
+    cur = await conn.execute(
+        "SELECT current_setting('server_version_num')::int / 10000, "
+        + ", ".join(f"current_setting('{name}')" for name in LEXER_SETTINGS))
+    row = await cur.fetchone()
+    assert row is not None
+    major, *lexer = row
+    if major != GRAMMAR_MAJOR:
+        raise GrammarMismatch(f"the server is PostgreSQL {major}; the gate classifies SQL with"
+                              f" PostgreSQL {GRAMMAR_MAJOR}'s grammar (pglast), which could read"
+                              f" a statement otherwise: run a PostgreSQL {GRAMMAR_MAJOR} server")
+    differ = {name: value for (name, pinned), value in zip(LEXER_SETTINGS.items(), lexer)
+              if value.lower().replace("-", "") != pinned.replace("-", "")}
+    if differ:
+        raise ToolError(f"the session does not read SQL as the gate does ({differ}); nothing"
+                        " was run")
+
+
 class SqlSession:
     """The agent's database session on one server."""
 
@@ -96,6 +125,11 @@ class SqlSession:
                     options=startup_options(statement_timeout=timeout_ms))
             except psycopg.OperationalError as e:
                 raise ToolError(f"cannot connect to the database: {str(e).strip()}") from e
+            try:
+                await _reads_as_the_gate(self.conn)
+            except BaseException:
+                await self.conn.close()
+                raise
             self.conn.add_notice_handler(
                 lambda d: self.notices.append(f"{d.severity}: {d.message_primary}"))
         return self.conn
