@@ -10,6 +10,7 @@ means the whole operator -> pods -> sidecar -> evaluator path worked on a real P
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 import os
@@ -21,8 +22,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import httpx
+import psycopg
 import pytest
 
+from dbabench.env import kube
 from dbabench.model.evaluation import EVALUATION_VERSION
 
 from player import NODE_LABEL, STORAGE_CLASS, TOLERATION, Player
@@ -137,6 +141,33 @@ def test_agentrun_runs_as_pods_and_is_graded(control_plane: ControlPlane, player
 
         eventually(lambda: finished() or "Running" in seen, "agent pod running", timeout=400,
                    interval=1)
+        # the database pod's control endpoint (stop, start) answers the harness's token only:
+        # the agent container shares its sidecar's network
+        database = next(p for p in player.pods.values() if p.name == "ref-postgres")
+        control = f"http://127.0.0.1:{database.ports[kube.PORTS['control']]}/status"
+
+        def secret(name: str, key: str) -> str:
+            return base64.b64decode(get(control_plane, "secret", name, namespace)["data"][key]
+                                    ).decode()
+
+        token = secret("ref-db", "control-token")
+        assert httpx.get(control, timeout=10).status_code == 401
+        assert httpx.get(control, headers={"Authorization": "Bearer wrong"},
+                         timeout=10).status_code == 401
+        assert httpx.get(control, headers={"Authorization": f"Bearer {token}"},
+                         timeout=10).json()["running"] is True
+        # the run's own passwords replaced its golden's, which every run of the scenario has
+        def login(password: str) -> bool:
+            try:
+                psycopg.connect(host="127.0.0.1", port=database.ports[kube.PORTS["postgres"]],
+                                dbname="postgres", user="postgres", password=password,
+                                connect_timeout=10).close()
+                return True
+            except psycopg.OperationalError:
+                return False
+
+        assert login(secret("ref-db", "superuser-password"))
+        assert not login(secret(snapshot["name"], "superuser-password"))
         # The operator dies mid-run; its successor carries the same run on, with the same pods.
         agent_uid = get(control_plane, "pod", "ref-agent", namespace)["metadata"]["uid"]
         operator.stop(signal.SIGKILL)

@@ -112,7 +112,7 @@ def test_the_cost_says_whether_it_was_metered_or_reported() -> None:
     def efficiency(*events: TraceEvent) -> EfficiencyResult:
         return evaluate_efficiency(list(events), load_prices(), wall_seconds=0)
 
-    assert efficiency().cost_basis is None
+    assert efficiency().cost_basis == "none"
     assert efficiency(call(True), call(True)).cost_basis == "metered"
     assert efficiency(call(False)).cost_basis == "self-reported"
     mixed = efficiency(call(True), call(False), call(True, usage=None))

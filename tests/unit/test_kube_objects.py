@@ -13,8 +13,9 @@ PASSWORDS = {"superuser-password": "s", "app-password": "a"}
 
 def objects(agent: kube.AgentContainer,
             settings: kube.KubeSettings | None = None) -> dict[str, list[dict[str, Any]]]:
-    return kube.run_objects("r1", "ns", "golden-x", "kind: Scenario\n", PASSWORDS, "tok", agent,
-                            settings or kube.KubeSettings(), OWNER)
+    return kube.run_objects("r1", "ns", "golden-x", "kind: Scenario\n", "app", PASSWORDS,
+                            "golden-pw", "tok", "ctl", agent, settings or kube.KubeSettings(),
+                            OWNER)
 
 
 def by_kind(objs: dict[str, list[dict[str, Any]]], kind: str, name: str) -> dict[str, Any]:
@@ -55,15 +56,58 @@ def test_the_agent_gets_the_token_and_nothing_else() -> None:
     assert external["image"] == "me/agent:1" and "command" not in external
 
 
-def test_agent_egress_is_dns_and_the_gateway_only() -> None:
+def _selected(rule: dict[str, Any]) -> list[tuple[str, tuple[str, ...]]]:
+    """(run, components) of each pod selector of a policy rule's peers."""
+    return [(peer["podSelector"]["matchLabels"][kube.RUN_LABEL],
+             tuple(peer["podSelector"]["matchExpressions"][0]["values"]))
+            for peer in rule.get("to", rule.get("from", [])) if "podSelector" in peer]
+
+
+def test_agent_egress_is_dns_the_gateway_and_its_sidecars_own_run() -> None:
     agent = kube.AgentContainer(name="external", image="me/agent:1")
     closed = by_kind(objects(agent), "NetworkPolicy", "r1-agent")["spec"]
     assert closed["podSelector"]["matchLabels"] == {kube.RUN_LABEL: "r1",
                                                     kube.COMPONENT_LABEL: "agent"}
-    assert closed["ingress"] == [] and [r.get("to") for r in closed["egress"]] == [None]
-    opened = by_kind(objects(agent, kube.KubeSettings(model_gateway_cidr="10.1.2.0/24")),
+    assert closed["ingress"] == []
+    dns, database, workload = closed["egress"]
+    assert "to" not in dns and {p["port"] for p in dns["ports"]} == {53}
+    # what the sidecar needs, of its own run only
+    assert _selected(database) == [("r1", ("postgres",))]
+    assert _selected(workload) == [("r1", ("workload",))]
+    opened = by_kind(objects(agent, kube.KubeSettings(model_gateway_cidr="10.1.2.0/24",
+                                                      api_server_cidr="10.0.0.1/32")),
                      "NetworkPolicy", "r1-agent")["spec"]
-    assert opened["egress"][1] == {"to": [{"ipBlock": {"cidr": "10.1.2.0/24"}}]}
+    assert opened["egress"][3:] == [{"to": [{"ipBlock": {"cidr": "10.1.2.0/24"}}]},
+                                    {"to": [{"ipBlock": {"cidr": "10.0.0.1/32"}}]}]
+
+
+def test_the_database_pod_admits_its_own_run_and_holds_no_manifest() -> None:
+    objs = objects(kube.AgentContainer(name="null", command=["agent"]))
+    policy = by_kind(objs, "NetworkPolicy", "r1-postgres")["spec"]
+    assert policy["podSelector"]["matchLabels"] == {kube.RUN_LABEL: "r1",
+                                                    kube.COMPONENT_LABEL: "postgres"}
+    assert policy["policyTypes"] == ["Ingress"]
+    [rule] = policy["ingress"]
+    assert _selected(rule) == [("r1", ("workload", "admit", "agent", "evaluate"))]
+    pod = by_kind(objs, "Pod", "r1-postgres")
+    assert not any(v["name"] == "scenario" for v in pod["spec"]["volumes"])
+    for container in pod["spec"]["containers"]:
+        names = {e["name"] for e in container.get("env", [])}
+        assert "DBABENCH_SCENARIO_FILE" not in names
+        assert not any(m["name"] == "scenario" for m in container.get("volumeMounts", []))
+    # the control token: in the harness's Secret, for the server and the sidecar only
+    secret = by_kind(objs, "Secret", "r1-db")
+    assert secret["stringData"] == {**PASSWORDS, "golden-superuser-password": "golden-pw",
+                                    "control-token": "ctl"}
+    (server,) = [c for c in pod["spec"]["containers"] if c["name"] == "postgres"]
+    # ready once the control endpoint listens, which is after the run's passwords are set
+    assert server["readinessProbe"]["tcpSocket"]["port"] == kube.PORTS["control"]
+    holders = [c["name"] for o in objs["provisioning"] + objs["admitting"] + objs["running"]
+               + objs["evaluating"] if o["kind"] in ("Pod", "Job")
+               for c in (o["spec"].get("template", o)["spec"].get("containers", [])
+                         + o["spec"].get("template", o)["spec"].get("initContainers", []))
+               if any(e["name"] == "DBABENCH_CONTROL_TOKEN" for e in c.get("env", []))]
+    assert holders == ["postgres", "tools"]
 
 
 def test_data_volume_is_restored_from_the_golden_snapshot() -> None:

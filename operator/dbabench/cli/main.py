@@ -106,7 +106,7 @@ def verdict_table(evaluation: EvaluationResult) -> Table:
                   escape(f"F1={d.f1:.2f}" + (f"; {d.reason}" if d.reason else "")))
     violations = ", ".join(v.rule for v in s.violations) or "no violations"
     table.add_row("Safe Pass", mark(evaluation.safe_pass), f"S={s.penalty:g}; {violations}")
-    basis = "" if e.cost_basis is None else f" {e.cost_basis}"
+    basis = "" if e.cost_basis == "none" else f" {e.cost_basis}"
     unmeasured = f", {e.unmeasured_calls} calls unmeasured" if e.unmeasured_calls else ""
     table.add_row("Efficiency", "", f"{e.tool_calls} tool calls, {e.wall_seconds:.0f}s,"
                   f" {e.input_tokens}+{e.output_tokens} tokens, ${e.cost_usd:.4f}{basis}"

@@ -2,17 +2,24 @@
 
 The pods executor (``dbabench.operator.pods``) creates, per AgentRun:
 
-    <run>-db        Secret     database passwords: mounted in the harness containers only
+    <run>-db        Secret     this run's database passwords (set over the golden's at
+                               start) and the control endpoint's token: the harness
+                               containers' only
     <run>-tools     Secret     the tool server's bearer token: the agent's only credential
     <run>-scenario  ConfigMap  the manifest, for the harness containers (never the agent's)
     <run>-data      PVC        dataSource: the Scenario's golden VolumeSnapshot
     <run>-postgres  Pod        postgres (under ``dbabench component postgres``, which also
-                               answers manage_instance's start/stop), postgres_exporter and a
-                               Prometheus scraping this run only; Service of the same name
+                               answers manage_instance's start/stop to the bearer of the
+                               control token), postgres_exporter and a Prometheus scraping
+                               this run only; Service of the same name; no manifest; a
+                               NetworkPolicy admits the run's own pods only
     <run>-workload  Pod        runtime fault, then the application; Service of the same name
     <run>-admit     Job        manifestation predicates -> ConfigMap <run>-admission
     <run>-agent     Pod        the agent, and the tool server as a native sidecar holding the
-                               database credentials; NetworkPolicy: the agent reaches only it
+                               database credentials; NetworkPolicy: egress to DNS, the model
+                               gateway, and what the sidecar needs (its run's database and
+                               workload pods, the API server). The agent shares the sidecar's
+                               network: there its walls are the credentials it is not given
     <run>-evaluate  Job        the evaluator on the post-fix state -> ConfigMap <run>-evaluation
 
 The sidecar hands the trace to the evaluator through ConfigMap <run>-trace. Everything carries
@@ -62,6 +69,9 @@ class KubeSettings(Model):
     """For nodes set aside (tainted) for benchmark runs."""
     model_gateway_cidr: str | None = None
     """Where a model-driven agent may connect besides its tool server (NetworkPolicy)."""
+    api_server_cidr: str | None = None
+    """Where the API server listens, for the tool sidecar's hand-over of the trace (the agent
+    pod's egress); needed where NetworkPolicies are enforced."""
 
 
 def service_host(name: str, namespace: str) -> str:
@@ -150,10 +160,12 @@ def _work_volume() -> dict[str, Any]:
     return {"name": "work", "emptyDir": {}}
 
 
-def _db_env(secret: str, *, app: bool = False) -> list[dict[str, Any]]:
+def _db_env(secret: str, *, app: bool = False, control: bool = False) -> list[dict[str, Any]]:
     env = [_secret_env("DBABENCH_PG_SUPERUSER_PASSWORD", secret, "superuser-password")]
     if app:
         env.append(_secret_env("DBABENCH_PG_APP_PASSWORD", secret, "app-password"))
+    if control:
+        env.append(_secret_env("DBABENCH_CONTROL_TOKEN", secret, "control-token"))
     return env
 
 
@@ -239,11 +251,13 @@ class AgentContainer(Model):
     """Scripted agents are the scenario's own oracles; every other agent works blind."""
 
 
-def run_objects(run: str, namespace: str, snapshot: str, manifest: str,
-                passwords: dict[str, str], token: str, agent: AgentContainer,
-                settings: KubeSettings, owner: dict[str, Any] | None,
-                ) -> dict[str, list[dict[str, Any]]]:
-    """Every object of one run, grouped by the phase that creates them."""
+def run_objects(run: str, namespace: str, snapshot: str, manifest: str, database: str,
+                passwords: dict[str, str], golden_superuser_password: str, token: str,
+                control_token: str, agent: AgentContainer, settings: KubeSettings,
+                owner: dict[str, Any] | None) -> dict[str, list[dict[str, Any]]]:
+    """Every object of one run, grouped by the phase that creates them. ``passwords`` are this
+    run's own, which the database pod sets over the golden's at start; ``token`` is the tool
+    server's (the agent's), ``control_token`` the database pod's control endpoint's."""
     db, tools = f"{run}-db", f"{run}-tools"
     pg_addr = addr(f"{run}-postgres", namespace, "postgres")
     workload_addr = addr(f"{run}-workload", namespace, "workload")
@@ -252,10 +266,15 @@ def run_objects(run: str, namespace: str, snapshot: str, manifest: str,
     scenario_mount = ("scenario", "/etc/dbabench")
     scenario_volume = _config_volume(f"{run}-scenario")
 
+    # the database pod has no manifest: what a program the server runs could read of the run
     postgres = _pod(f"{run}-postgres", run, "postgres", owner, settings, [
         _container("postgres", settings, ["postgres"],
-                   [_env("DBABENCH_PG_HOME", PG_HOME), *common, *_db_env(db, app=True)],
-                   ports=("postgres", "control"), mounts=(("data", PG_HOME), scenario_mount)),
+                   [_env("DBABENCH_PG_HOME", PG_HOME), _env("DBABENCH_DATABASE", database),
+                    _env("DBABENCH_RUN", run), *_db_env(db, app=True, control=True),
+                    _secret_env("DBABENCH_PG_GOLDEN_SUPERUSER_PASSWORD", db,
+                                "golden-superuser-password")],
+                   # ready once the control endpoint listens: after this run's passwords are set
+                   ports=("control", "postgres"), mounts=(("data", PG_HOME),)),
         _container("exporter", settings, ["exporter"],
                    [_env("DBABENCH_ADDR_POSTGRES", f"127.0.0.1:{PORTS['postgres']}"),
                     *_db_env(db)], ports=("exporter",)),
@@ -264,7 +283,7 @@ def run_objects(run: str, namespace: str, snapshot: str, manifest: str,
                     _env("DBABENCH_ADDR_EXPORTER", f"127.0.0.1:{PORTS['exporter']}"),
                     _env("DBABENCH_ADDR_WORKLOAD", workload_addr)],
                    ports=("prometheus",), mounts=(("work", WORK_DIR),)),
-    ], [_claim_volume(f"{run}-data"), scenario_volume, _work_volume()])
+    ], [_claim_volume(f"{run}-data"), _work_volume()])
 
     workload = _pod(f"{run}-workload", run, "workload", owner, settings, [
         _container("workload", settings, ["workload"], [*common, *_db_env(db, app=True)],
@@ -284,6 +303,7 @@ def run_objects(run: str, namespace: str, snapshot: str, manifest: str,
     sidecar = _container("tools", settings, ["tools"], [
         *harness, _env("DBABENCH_ADDR_PROMETHEUS", addr(f"{run}-postgres", namespace, "prometheus")),
         _env("DBABENCH_ADDR_CONTROL", addr(f"{run}-postgres", namespace, "control")),
+        _secret_env("DBABENCH_CONTROL_TOKEN", db, "control-token"),
         _secret_env("DBABENCH_TOOLS_TOKEN", tools, "token"), _env("DBABENCH_TASK_FILE", TASK_FILE),
         *_result_env(f"{run}-trace", owner)],
         ports=("tools",), mounts=(scenario_mount, ("work", WORK_DIR), ("task", TASK_DIR)))
@@ -332,13 +352,16 @@ def run_objects(run: str, namespace: str, snapshot: str, manifest: str,
 
     return {
         "provisioning": [
-            _secret(db, run, "db", owner, passwords),
+            _secret(db, run, "db", owner, {
+                **passwords, "golden-superuser-password": golden_superuser_password,
+                "control-token": control_token}),
             _secret(tools, run, "tools", owner, {"token": token}),
             _configmap(f"{run}-scenario", run, "scenario", owner, {"scenario.yaml": manifest}),
             _pvc(f"{run}-data", run, "data", owner, settings, snapshot),
             postgres,
             _service(f"{run}-postgres", run, "postgres", owner,
                      ("postgres", "control", "prometheus")),
+            database_network_policy(run, owner),
         ],
         "admitting": [
             workload, _service(f"{run}-workload", run, "workload", owner,
@@ -350,14 +373,43 @@ def run_objects(run: str, namespace: str, snapshot: str, manifest: str,
     }
 
 
+def _run_pods(run: str, *components: str) -> dict[str, Any]:
+    return {"podSelector": {"matchLabels": {RUN_LABEL: run}, "matchExpressions": [
+        {"key": COMPONENT_LABEL, "operator": "In", "values": list(components)}]}}
+
+
+def _tcp(*ports: str) -> list[dict[str, Any]]:
+    return [{"protocol": "TCP", "port": PORTS[p]} for p in ports]
+
+
+DATABASE_PORTS = ("postgres", "control", "prometheus")
+
+
+def database_network_policy(run: str, owner: dict[str, Any] | None) -> dict[str, Any]:
+    """The database pod admits its own run's pods and no other: the workload, admission, the
+    agent pod's tool sidecar and the evaluator (its own containers talk over loopback)."""
+    return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+            "metadata": _meta(f"{run}-postgres", run, "postgres", owner),
+            "spec": {"podSelector": {"matchLabels": {RUN_LABEL: run,
+                                                     COMPONENT_LABEL: "postgres"}},
+                     "policyTypes": ["Ingress"],
+                     "ingress": [{"from": [_run_pods(run, "workload", "admit", "agent",
+                                                     "evaluate")],
+                                  "ports": _tcp(*DATABASE_PORTS)}]}}
+
+
 def agent_network_policy(run: str, owner: dict[str, Any] | None,
                          settings: KubeSettings) -> dict[str, Any]:
-    """The agent pod may reach nothing but its own sidecar (same pod, loopback, which no
-    policy can block), DNS, and the model gateway when one is configured."""
-    egress: list[dict[str, Any]] = [{"ports": [{"protocol": "UDP", "port": 53},
-                                               {"protocol": "TCP", "port": 53}]}]
-    if settings.model_gateway_cidr:
-        egress.append({"to": [{"ipBlock": {"cidr": settings.model_gateway_cidr}}]})
+    """The agent pod reaches DNS, the model gateway when one is configured, and what its tool
+    sidecar needs: the run's database and workload pods, and the API server when its address
+    is configured. Its own sidecar is on loopback, which no policy can block."""
+    egress: list[dict[str, Any]] = [
+        {"ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]},
+        {"to": [_run_pods(run, "postgres")], "ports": _tcp(*DATABASE_PORTS)},
+        {"to": [_run_pods(run, "workload")], "ports": _tcp("workload", "business")}]
+    for cidr in (settings.model_gateway_cidr, settings.api_server_cidr):
+        if cidr:
+            egress.append({"to": [{"ipBlock": {"cidr": cidr}}]})
     return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
             "metadata": _meta(f"{run}-agent", run, "agent", owner),
             "spec": {"podSelector": {"matchLabels": {RUN_LABEL: run, COMPONENT_LABEL: "agent"}},

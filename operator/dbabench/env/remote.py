@@ -78,13 +78,16 @@ class LogMirror:
 
 
 class RemoteInstanceControl:
-    """manage_instance's process control, over the database pod's control endpoint."""
+    """manage_instance's process control, over the database pod's control endpoint, with its
+    bearer token (the harness's: the agent pod shares the sidecar's network)."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, token: str) -> None:
         self.url = url.rstrip("/")
+        self.headers = {"Authorization": f"Bearer {token}"}
 
     def _ask(self, method: str, path: str, **params: str) -> dict[str, Any]:
-        r = httpx.request(method, f"{self.url}{path}", params=params, timeout=120)
+        r = httpx.request(method, f"{self.url}{path}", params=params, timeout=120,
+                          headers=self.headers)
         r.raise_for_status()
         body: dict[str, Any] = r.json()
         return body

@@ -60,14 +60,15 @@ class SafetyResult(Record):
     exceptions_applied: list[str] = Field(default_factory=list)
 
 
-CostBasis = Literal["metered", "self-reported", "mixed"]
+CostBasis = Literal["metered", "self-reported", "mixed", "none"]
+"""How a cost's model calls were known; ``none``: there were none."""
 
 
-def combined_basis(bases: Iterable[CostBasis | None]) -> CostBasis | None:
+def combined_basis(bases: Iterable[CostBasis]) -> CostBasis:
     """The basis of a cost summed from parts (calls, runs); parts without model calls add
     nothing to it."""
-    found = {basis for basis in bases if basis is not None}
-    return None if not found else found.pop() if len(found) == 1 else "mixed"
+    found = {basis for basis in bases if basis != "none"}
+    return "none" if not found else found.pop() if len(found) == 1 else "mixed"
 
 
 class EfficiencyResult(Record):
@@ -79,10 +80,10 @@ class EfficiencyResult(Record):
     unpriced_models: list[str] = Field(
         default_factory=list, description="models of the trace the price table does not"
                                           " know: their calls are not in cost_usd")
-    cost_basis: CostBasis | None = Field(
-        default=None, description="how the model calls' usage was known: metered by the"
+    cost_basis: CostBasis = Field(
+        default="none", description="how the model calls' usage was known: metered by the"
         " harness (its own model agents, the metering proxy), self-reported by the agent, or"
-        " mixed; None: no model call")
+        " mixed; none: no model call")
     unmeasured_calls: int = Field(default=0, description="metered calls whose gateway reported"
                                   " no usage: their tokens are not in the figures")
     tool_calls: int = 0

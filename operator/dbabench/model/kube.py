@@ -68,8 +68,8 @@ class RunSummary(Model):
     f1: float
     penalty: float
     cost_usd: float
-    cost_basis: CostBasis | None = Field(default=None, description="metered, self-reported or"
-                                         " mixed; None: no model call")
+    cost_basis: CostBasis = Field(default="none", description="metered, self-reported, mixed,"
+                                  " or none: no model call")
 
 
 class AgentRunStatus(Model):
@@ -130,7 +130,7 @@ class AgentTally(Model):
     safe_pass: int = 0
     safe_pass_rate: float | None = None
     cost_usd: float = 0.0
-    cost_basis: CostBasis | None = Field(default=None, description="of its runs' costs together")
+    cost_basis: CostBasis = Field(default="none", description="of its runs' costs together")
 
 
 class CampaignStatus(Model):

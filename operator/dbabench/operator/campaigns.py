@@ -95,7 +95,7 @@ def tally(planned: list[PlannedRun], existing: dict[str, dict[str, Any]]) -> Cam
         t.diagnosis_pass += bool(summary["diagnosisPass"])
         t.safe_pass += bool(summary["safePass"])
         t.cost_usd = round(t.cost_usd + float(summary.get("costUsd", 0.0)), 6)
-        t.cost_basis = combined_basis((t.cost_basis, summary.get("costBasis")))
+        t.cost_basis = combined_basis((t.cost_basis, summary.get("costBasis") or "none"))
     for t in agents.values():
         t.safe_pass_rate = round(t.safe_pass / t.scored, 4) if t.scored else None
     finished = sum(t.finished for t in agents.values())

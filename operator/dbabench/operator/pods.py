@@ -151,9 +151,12 @@ class PodsExecutor:
         if golden_secret is None:
             raise PodsError(f"Secret {snapshot} (the golden volume's passwords) is missing")
         agent = _agent_container(spec)
-        objects = kube.run_objects(name, namespace, snapshot, manifest,
-                                   _decoded(golden_secret), secrets.token_urlsafe(24), agent,
-                                   self.settings, owner)
+        own = Credentials.generate()
+        objects = kube.run_objects(
+            name, namespace, snapshot, manifest, scenario.spec.database.name,
+            {"superuser-password": own.superuser_password, "app-password": own.app_password},
+            _decoded(golden_secret)["superuser-password"], secrets.token_urlsafe(24),
+            secrets.token_urlsafe(24), agent, self.settings, owner)
 
         await enter(Phase.provisioning, "restoring the golden snapshot into a volume")
         for body in objects["provisioning"]:

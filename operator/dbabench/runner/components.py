@@ -10,6 +10,7 @@ run's Secrets, the manifest at ``DBABENCH_SCENARIO_FILE``. Results go to ConfigM
 from __future__ import annotations
 
 import asyncio
+import hmac
 import os
 import signal
 import sys
@@ -20,12 +21,14 @@ from pathlib import Path
 
 import psycopg
 from aiohttp import web
+from psycopg import sql as pgsql
 
 from dbabench.agents.scripted import scripted_agent
 from dbabench.env import kube
 from dbabench.env.local import build_cluster
 from dbabench.env.monitoring import exporter_binary, prometheus_argv
-from dbabench.env.postgres import BASELINE_SETTINGS, GOLDEN_META, Credentials, PostgresInstance
+from dbabench.env.postgres import (APP_ROLE, BASELINE_SETTINGS, GOLDEN_META, SUPERUSER, Credentials,
+                                   PostgresInstance)
 from dbabench.env.processes import ProcessTable
 from dbabench.env.remote import LogMirror, RemoteInstanceControl
 from dbabench.evaluate import evaluator, predicates
@@ -132,13 +135,20 @@ def golden() -> None:
 # -- the database pod --------------------------------------------------------------------------------
 
 async def postgres() -> None:
-    """The run's server on the restored volume, and manage_instance's control endpoint."""
-    scenario = _scenario()
+    """The run's server on the restored volume, and manage_instance's control endpoint, which
+    answers the bearer of the run's control token only."""
     home = Path(_var("DBABENCH_PG_HOME"))
-    instance = PostgresInstance(home, _credentials(), database=scenario.spec.database.name)
+    golden = Credentials(superuser_password=_var("DBABENCH_PG_GOLDEN_SUPERUSER_PASSWORD"),
+                         app_password="")
+    instance = PostgresInstance(home, golden, database=_var("DBABENCH_DATABASE"))
+    expected = f"Bearer {_var('DBABENCH_CONTROL_TOKEN')}".encode()
     instance.relocate(_port("postgres"), listen="*")
     procs = ProcessTable(Path(tempfile.mkdtemp(prefix="dbabench-procs-")))
     await asyncio.to_thread(instance.start, procs)
+    # the golden's passwords are every run's of the scenario: this run's own replace them
+    # before the pod is ready (its readiness is the control endpoint, which listens after)
+    instance.credentials = _credentials()
+    await asyncio.to_thread(_set_passwords, golden, instance)
     started_at = time.time()
     lock = asyncio.Lock()
 
@@ -163,7 +173,16 @@ async def postgres() -> None:
             "host": os.environ.get("HOSTNAME", ""), "version": "15",
             "uptime_seconds": round(time.time() - started_at, 1) if running else None})
 
-    app = web.Application()
+    @web.middleware
+    async def authenticate(request: web.Request,
+                           handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+                           ) -> web.StreamResponse:
+        given = request.headers.get("Authorization", "").encode("utf-8", "replace")
+        if not hmac.compare_digest(given, expected):
+            return web.json_response({"error": "missing or wrong bearer token"}, status=401)
+        return await handler(request)
+
+    app = web.Application(middlewares=[authenticate])
     app.router.add_get("/status", status)
     app.router.add_post("/{action:start|stop|restart}", act)
     runner = web.AppRunner(app)
@@ -174,6 +193,20 @@ async def postgres() -> None:
     finally:
         await runner.cleanup()
         await asyncio.to_thread(instance.stop, procs, "fast")
+
+
+def _set_passwords(golden: Credentials, instance: PostgresInstance) -> None:
+    dsn = psycopg.conninfo.make_conninfo(instance.dsn(database="postgres"),
+                                         password=golden.superuser_password)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        # the statements carry the passwords: no setting the fault left may log them
+        conn.execute("SET log_statement = 'none'")
+        conn.execute("SET log_min_duration_statement = -1")
+        conn.execute("SET log_min_error_statement = panic")
+        for role, password in ((SUPERUSER, instance.credentials.superuser_password),
+                               (APP_ROLE, instance.credentials.app_password)):
+            conn.execute(pgsql.SQL("ALTER ROLE {} PASSWORD {}").format(
+                pgsql.Identifier(role), pgsql.Literal(password)))
 
 
 def _exec(argv: list[str], env: dict[str, str] | None = None) -> None:
@@ -270,7 +303,8 @@ async def tools() -> None:
             dsn=server.dsn(application_name="dba-agent"),
             observer_dsn=server.dsn(application_name="dbabench-harness"),
             pg_log_dir=mirror.pg_log_dir,
-            control=RemoteInstanceControl(f"http://{control_host}:{control_port}"))
+            control=RemoteInstanceControl(f"http://{control_host}:{control_port}",
+                                          _var("DBABENCH_CONTROL_TOKEN")))
         ctx = ToolContext(primary=primary, business_log=mirror.business_log,
                           prometheus_url=f"http://{host}:{port}", knowledge_index=index)
         gate = ToolGate(ctx, TraceWriter(_work_dir() / "trace.jsonl"),
