@@ -53,22 +53,14 @@ PRUNED = (ast.ViewStmt, ast.CreateFunctionStmt, ast.ExplainStmt, ast.SubLink)
 
 
 class _PglastOrder(Visitor):
-    def __init__(self) -> None:
+    def __init__(self, pruned: tuple[type, ...] = PRUNED) -> None:
         super().__init__()
         self.seen: list[tuple[str, str]] = []
+        self.pruned = pruned
 
     def visit(self, ancestors: Ancestor, node: ast.Node) -> Any:
         self.seen.append((type(node).__name__, repr(ancestors)))
-        return Skip if isinstance(node, PRUNED) else None
-
-
-class _PglastOrderUnpruned(Visitor):
-    def __init__(self) -> None:
-        super().__init__()
-        self.seen: list[tuple[str, str]] = []
-
-    def visit(self, ancestors: Ancestor, node: ast.Node) -> None:
-        self.seen.append((type(node).__name__, repr(ancestors)))
+        return Skip if isinstance(node, self.pruned) else None
 
 
 class _WalkOrder(Walk):
@@ -99,7 +91,7 @@ def test_the_walk_meets_what_pglast_meets_in_its_order() -> None:
 def test_walkers_that_share_a_pass_each_meet_what_a_walk_of_their_own_would() -> None:
     for statement in STATEMENTS:
         pruning, whole, theirs, theirs_whole = (_WalkOrder(), _WalkOrder(()), _PglastOrder(),
-                                                _PglastOrderUnpruned())
+                                                _PglastOrder(()))
         walk(statement, pruning, whole)
         theirs(statement)
         theirs_whole(statement)

@@ -63,8 +63,9 @@ async def _logging_kept(scenario: Scenario, probe: predicates.Probe, before: Map
                 for c in checks]
     judged = []
     for check in checks:
-        down = log_settings.turned_down(before, now, counted.get(check.name) or ())
-        if check.name in counted and down:
+        down = (log_settings.turned_down(before, now, counted[check.name])
+                if check.name in counted else [])
+        if down:
             check = check.model_copy(update={
                 "passed": False,
                 "detail": "the server was set to log less than when the agent came in: "

@@ -160,10 +160,12 @@ class Meter:
                             except ConnectionResetError:
                                 # an agent that hangs up is still billed: read on to the usage
                                 reading = False
-                    if reading:
-                        await response.write_eof()
+                except httpx.TransportError:
+                    pass  # the gateway broke off mid-stream: the agent has what it sent
                 finally:
                     self._record(model, price, usage, "".join(text))
+                if reading:
+                    await response.write_eof()
                 return response
         except httpx.TransportError as e:
             return _refusal(502, f"the gateway did not answer: {type(e).__name__}", "gateway")
