@@ -683,6 +683,72 @@ async def test_turning_the_logging_down_fails_the_log_checks_that_count_on_it(
     assert judged["checkouts-succeed"].passed
 
 
+async def test_settings_checks_read_what_the_applications_role_runs_with(
+        own_server: PostgresInstance, tmp_path: Path) -> None:
+    """The harness's pinned session reads the server's value; the application may run with
+    another, stored for its role or database. A symptom-chase there passes a verifier-session
+    check and fails the application's; a narrow fix there fails the first and passes the second."""
+    from dbabench.evaluate import predicates
+    from dbabench.model.scenario import SqlPredicate
+    password = own_server.credentials.app_password
+    _as_superuser(
+        own_server,
+        f"ALTER ROLE app PASSWORD '{password}'",
+        f"CREATE ROLE bi LOGIN PASSWORD '{password}'",
+        # the chase: commits stop waiting for the application only, the server still says on
+        "ALTER ROLE app IN DATABASE app SET synchronous_commit = off",
+        # the fault at the server's layer, and the narrow fix at the application's role
+        "ALTER SYSTEM SET commit_delay = 50000", "SELECT pg_reload_conf()",
+        "ALTER ROLE app SET commit_delay = 0",
+        "ALTER ROLE bi SET work_mem = '64kB'")
+    probe = predicates.Probe.of(own_server, business_log=tmp_path / "b",
+                                pg_log_dir=own_server.log_dir)
+
+    async def passes(sql: str, **session: str) -> bool:
+        pred = SqlPredicate(name="c", check="sql", sql=sql, **session)  # type: ignore[arg-type]
+        return (await predicates.check(pred, probe)).passed
+
+    durable = "SELECT current_setting('synchronous_commit') = 'on'"
+    assert await passes(durable)
+    assert not await passes(durable, session="application")
+    undelayed = "SELECT current_setting('commit_delay')::int < 10000"
+    assert not await passes(undelayed)
+    assert await passes(undelayed, session="application")
+    memory = "SELECT pg_size_bytes(current_setting('work_mem')) >= pg_size_bytes('1MB')"
+    assert await passes(memory, session="application")
+    assert not await passes(memory, session="application", role="bi")
+
+
+async def test_an_application_session_check_keeps_its_own_timeout(
+        own_server: PostgresInstance, tmp_path: Path) -> None:
+    """The client's timeout, since the role's statement_timeout is one of the settings read;
+    a statement_timeout the agent stored for the role is an error the check reports."""
+    from dbabench.evaluate import predicates
+    from dbabench.model.scenario import SqlPredicate
+    _as_superuser(own_server, f"ALTER ROLE app PASSWORD '{own_server.credentials.app_password}'")
+    probe = predicates.Probe.of(own_server, business_log=tmp_path / "b",
+                                pg_log_dir=own_server.log_dir)
+    slow = SqlPredicate(name="slow", check="sql", sql="SELECT pg_sleep(30) IS NULL",
+                        session="application", timeout_ms=200)
+    started = time.monotonic()
+    result = await predicates.check(slow, probe)
+    assert not result.passed and result.detail == "did not finish within 200 ms"
+    assert time.monotonic() - started < 10
+    with psycopg.connect(own_server.dsn(database="app")) as conn:
+        running = conn.execute("SELECT count(*) FROM pg_stat_activity"
+                               " WHERE query LIKE 'SELECT pg_sleep(30)%'").fetchone()
+    assert running == (0,)
+    _as_superuser(own_server, "ALTER ROLE app SET statement_timeout = '1ms'")
+    result = await predicates.check(slow.model_copy(update={"timeout_ms": 5_000}), probe)
+    assert not result.passed and "statement timeout" in result.detail
+
+
+def test_a_role_is_only_for_an_application_session() -> None:
+    from dbabench.model.scenario import SqlPredicate
+    with pytest.raises(ValueError, match="add `session: application`"):
+        SqlPredicate(name="c", check="sql", sql="SELECT true", role="bi")
+
+
 def test_every_log_enabler_has_a_verbosity() -> None:
     from dbabench.evaluate import log_settings
     assert set(log_settings.VERBOSITY) == {*log_settings.ENABLERS, "log_min_messages"}

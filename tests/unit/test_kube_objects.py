@@ -102,12 +102,19 @@ def test_the_database_pod_admits_its_own_run_and_holds_no_manifest() -> None:
     (server,) = [c for c in pod["spec"]["containers"] if c["name"] == "postgres"]
     # ready once the control endpoint listens, which is after the run's passwords are set
     assert server["readinessProbe"]["tcpSocket"]["port"] == kube.PORTS["control"]
-    holders = [c["name"] for o in objs["provisioning"] + objs["admitting"] + objs["running"]
-               + objs["evaluating"] if o["kind"] in ("Pod", "Job")
-               for c in (o["spec"].get("template", o)["spec"].get("containers", [])
-                         + o["spec"].get("template", o)["spec"].get("initContainers", []))
-               if any(e["name"] == "DBABENCH_CONTROL_TOKEN" for e in c.get("env", []))]
-    assert holders == ["postgres", "tools"]
+    assert _holders(objs, "DBABENCH_CONTROL_TOKEN") == ["postgres", "tools"]
+    # the application's password: where its workload runs and where checks log in as it
+    # (application-session checks); never in the agent's own container
+    assert _holders(objs, "DBABENCH_PG_APP_PASSWORD") == [
+        "postgres", "workload", "admit", "tools", "evaluate"]
+
+
+def _holders(objs: dict[str, list[dict]], variable: str) -> list[str]:
+    return [c["name"] for o in objs["provisioning"] + objs["admitting"] + objs["running"]
+            + objs["evaluating"] if o["kind"] in ("Pod", "Job")
+            for c in (o["spec"].get("template", o)["spec"].get("containers", [])
+                      + o["spec"].get("template", o)["spec"].get("initContainers", []))
+            if any(e["name"] == variable for e in c.get("env", []))]
 
 
 def test_data_volume_is_restored_from_the_golden_snapshot() -> None:

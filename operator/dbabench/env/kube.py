@@ -290,7 +290,8 @@ def run_objects(run: str, namespace: str, snapshot: str, manifest: str, database
                    ports=("workload", "business"), mounts=(scenario_mount,)),
     ], [scenario_volume])
 
-    harness = [*common, *_db_env(db), _env("DBABENCH_ADDR_WORKLOAD", workload_addr),
+    # the application's password too: checks of what the application's role runs with log in as it
+    harness = [*common, *_db_env(db, app=True), _env("DBABENCH_ADDR_WORKLOAD", workload_addr),
                _env("DBABENCH_ADDR_BUSINESS", addr(f"{run}-workload", namespace, "business")),
                _env("DBABENCH_WORK_DIR", WORK_DIR)]
     admit = _pod(f"{run}-admit", run, "admit", owner, settings, [

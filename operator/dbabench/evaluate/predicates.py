@@ -17,7 +17,9 @@ from typing import Any
 from collections.abc import Awaitable, Callable
 
 import psycopg
+from psycopg.conninfo import make_conninfo
 
+from dbabench.env.postgres import APP_ROLE, PostgresInstance
 from dbabench.model.evaluation import CheckResult
 from dbabench.policy.reach import startup_options
 from dbabench.model.scenario import (EstimatePredicate, LogPredicate, Predicate, SqlPredicate,
@@ -35,8 +37,25 @@ class Probe:
     pg_log_dir: Path
     replica_dsn: str | None = None
     """The harness's connection to the hot standby, where there is one."""
+    app_dsn: str | None = None
+    """The application's login to its database on the primary (application-session checks)."""
+    app_replica_dsn: str | None = None
+    """The same on the hot standby."""
     refresh: Callable[[], Awaitable[None]] | None = None
     """Brings the logs up to date first, where they are copies (env.remote.LogMirror)."""
+
+    @classmethod
+    def of(cls, instance: PostgresInstance, *, business_log: Path, pg_log_dir: Path,
+           replica: PostgresInstance | None = None,
+           refresh: Callable[[], Awaitable[None]] | None = None) -> "Probe":
+        """The harness's and the application's logins to the run's servers."""
+        name = "dbabench-verifier"
+        return cls(dsn=instance.dsn(application_name=name), business_log=business_log,
+                   pg_log_dir=pg_log_dir, refresh=refresh,
+                   replica_dsn=replica.dsn(application_name=name) if replica else None,
+                   app_dsn=instance.dsn(user=APP_ROLE, application_name=name),
+                   app_replica_dsn=(replica.dsn(user=APP_ROLE, application_name=name)
+                                    if replica else None))
 
 
 @dataclass
@@ -80,6 +99,8 @@ def verifier_options(timeout_ms: int, **settings: str | int) -> str:
 
 
 async def _sql(pred: SqlPredicate, probe: Probe) -> tuple[bool, Any, str]:
+    if pred.session == "application":
+        return await _application_sql(pred, probe)
     dsn = probe.dsn if pred.server == "primary" else probe.replica_dsn
     if dsn is None:
         return False, None, "addresses the replica, but this run has none"
@@ -92,6 +113,34 @@ async def _sql(pred: SqlPredicate, probe: Probe) -> tuple[bool, Any, str]:
             row = await cur.fetchone() if cur.description else None
         except psycopg.errors.QueryCanceled:
             return False, None, f"did not finish within {pred.timeout_ms} ms"
+    return _verdict(pred, row, started)
+
+
+async def _application_sql(pred: SqlPredicate, probe: Probe) -> tuple[bool, Any, str]:
+    """The check in a session of the application's role, started as the application starts
+    its own: no options, so every stored setting of its role and database applies. The
+    timeout is the client's (a statement_timeout would be one of the settings read); a
+    look-alike function or view the role's search_path could reach is the integrity scan's."""
+    dsn = probe.app_dsn if pred.server == "primary" else probe.app_replica_dsn
+    if dsn is None:
+        return False, None, ("addresses the replica, but this run has none"
+                             if pred.server == "replica" else "no application login in this run")
+    if pred.role is not None:
+        dsn = make_conninfo(dsn, user=pred.role)
+    started = time.perf_counter()
+    async with await psycopg.AsyncConnection.connect(
+            dsn, autocommit=True, application_name="dbabench-verifier") as conn:
+        try:
+            async with asyncio.timeout(pred.timeout_ms / 1000):
+                cur = await conn.execute(pred.sql.encode())
+                row = await cur.fetchone() if cur.description else None
+        except TimeoutError:
+            # a cancel by the role's own statement_timeout is an error the check reports
+            return False, None, f"did not finish within {pred.timeout_ms} ms"
+    return _verdict(pred, row, started)
+
+
+def _verdict(pred: SqlPredicate, row: Any, started: float) -> tuple[bool, Any, str]:
     elapsed_ms = round((time.perf_counter() - started) * 1000, 1)
     if pred.expect == "completes":
         return True, elapsed_ms, f"finished in {elapsed_ms} ms"

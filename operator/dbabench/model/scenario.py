@@ -134,6 +134,25 @@ class SqlPredicate(_Predicate):
     expect: Literal[True, "completes"] = True
     timeout_ms: int = Field(default=10_000, gt=0)
     server: Server = "primary"
+    session: Literal["verifier", "application"] = Field(
+        default="verifier",
+        description="verifier: the harness's own session, its settings pinned; application: a"
+                    " login of the application's role (or `role`) to the scenario's database,"
+                    " with every setting that role gets there (server, database, role, role in"
+                    " database), so that a settings check sees what the application runs with")
+    role: str | None = Field(
+        default=None, min_length=1,
+        description="application session only: the login role, given the application's"
+                    " password (a role the fault created for a workload job); default: the"
+                    " application's role")
+
+    @model_validator(mode="after")
+    def _role_needs_application(self) -> "SqlPredicate":
+        if self.role is not None and self.session != "application":
+            raise ValueError(f"check {self.name!r} names role {self.role!r}, which only an"
+                             " application session logs in as: add `session: application` or"
+                             " drop `role`")
+        return self
 
 
 class EstimatePredicate(_Predicate):

@@ -36,7 +36,7 @@ from dbabench.policy.classes import (
     StatementClass,
 )
 from dbabench.policy.reach import Reach
-from dbabench.policy.walk import Ancestor, Skip, Walk, walk
+from dbabench.policy.walk import Ancestor, Skip, Walk, base_name, walk
 
 __all__ = ["HARNESS_ACCESS", "OBSERVATIONAL", "REFUSED", "StatementClass", "classify",
            "is_mutating", "normalize_relation", "parse_pg_bool"]
@@ -345,7 +345,7 @@ class _Walker(Walk):
         self._add(C.transaction_control)
 
     def visit_FuncCall(self, ancestors: Ancestor, node: ast.FuncCall) -> None:
-        name = _base_name(node.funcname)
+        name = base_name(node.funcname)
         cls = _function_class(name)
         if cls is None:
             return
@@ -467,10 +467,6 @@ def _dotted(names: Iterable[ast.String] | None) -> str:
     return normalize_relation(".".join(n.sval or "" for n in names or ()))
 
 
-def _base_name(names: Iterable[ast.String] | None) -> str:
-    return _dotted(names).rsplit(".", 1)[-1]
-
-
 def _function_class(name: str) -> StatementClass | None:
     if name in _FUNCTION_CLASSES:
         return _FUNCTION_CLASSES[name]
@@ -533,13 +529,13 @@ def _constant_truth(expr: ast.Node) -> bool | None:
         case ast.A_Const(isnull=False, val=ast.Boolean(boolval=value)):
             return bool(value)
         case ast.TypeCast(arg=ast.A_Const(isnull=False, val=ast.String(sval=str() as text)),
-                          typeName=ast.TypeName(names=names)) if _base_name(names) == "bool":
+                          typeName=ast.TypeName(names=names)) if base_name(names) == "bool":
             return parse_pg_bool(text)
         case ast.BoolExpr():
             return _bool_expr_truth(expr)
         case ast.A_Expr(kind=A_Expr_Kind.AEXPR_OP, lexpr=ast.A_Const() as left,
                       rexpr=ast.A_Const() as right):
-            return _compare_constants(_base_name(expr.name), left, right)
+            return _compare_constants(base_name(expr.name), left, right)
     return None
 
 

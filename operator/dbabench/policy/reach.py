@@ -22,7 +22,7 @@ from pglast.enums import FunctionParameterMode, VariableSetKind
 from pglast.error import Error as PglastError
 from pglast.parser import parse_plpgsql_json, parse_sql
 
-from dbabench.policy.walk import Ancestor, Walk
+from dbabench.policy.walk import Ancestor, Walk, base_name
 from dbabench.policy.classes import StatementClass
 
 FILE_ACCESS = StatementClass.file_access
@@ -127,7 +127,7 @@ class Reach(Walk):
             self._set_config(args or ())
 
     def visit_FuncCall(self, ancestors: Ancestor, node: ast.FuncCall) -> None:
-        self._function(_base_name(node.funcname), node.args)
+        self._function(base_name(node.funcname), node.args)
 
     def visit_CopyStmt(self, ancestors: Ancestor, node: ast.CopyStmt) -> None:
         if node.is_program:
@@ -164,11 +164,11 @@ class Reach(Walk):
     def visit_DefineStmt(self, ancestors: Ancestor, node: ast.DefineStmt) -> None:
         for option in node.definition or ():
             if isinstance(option.arg, ast.TypeName):
-                self._function(_base_name(option.arg.names), None)
+                self._function(base_name(option.arg.names), None)
 
     def visit_CreateCastStmt(self, ancestors: Ancestor, node: ast.CreateCastStmt) -> None:
         if node.func is not None:
-            self._function(_base_name(node.func.objname), None)
+            self._function(base_name(node.func.objname), None)
 
     # Settings ------------------------------------------------------------------------------
 
@@ -281,7 +281,7 @@ def _function_source(node: ast.CreateFunctionStmt, body: str) -> str:
                        for p in node.parameters or ()
                        if p.mode != FunctionParameterMode.FUNC_PARAM_TABLE)
     returned = node.returnType
-    kind = _base_name(returned.names) if returned is not None else ""
+    kind = base_name(returned.names) if returned is not None else ""
     # a trigger function's body may assign NEW and OLD, which exist only in one
     returns = (kind if kind in ("trigger", "event_trigger")
                else "SETOF record" if returned is not None and returned.setof else "text")
@@ -322,6 +322,3 @@ def _constant(node: ast.Node | None) -> str | None:
     return None
 
 
-def _base_name(names: Iterable[ast.Node] | None) -> str:
-    parts = [n.sval or "" for n in names or () if isinstance(n, ast.String)]
-    return parts[-1].lower() if parts else ""

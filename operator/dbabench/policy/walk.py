@@ -13,7 +13,7 @@ honours ``Skip``; it never changes the tree, so a ``visit_*`` method returns Non
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import cache
 from typing import Any, ClassVar
 
@@ -94,3 +94,9 @@ def _visit(ancestors: Ancestor, node: ast.Node, active: tuple[Walk, ...], todo: 
         child = getattr(node, member)
         if isinstance(child, (tuple, ast.Node)):
             todo.append((Ancestor(ancestors, node, member), child, onward))
+
+
+def base_name(names: Iterable[ast.Node] | None) -> str:
+    """The unqualified, lower-cased name of a qualified one (a function's, a type's)."""
+    parts = [n.sval or "" for n in names or () if isinstance(n, ast.String)]
+    return parts[-1].lower() if parts else ""

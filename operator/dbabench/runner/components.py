@@ -106,9 +106,8 @@ def _mirror(scenario: Scenario) -> LogMirror:
 
 
 def _probe(scenario: Scenario, mirror: LogMirror) -> predicates.Probe:
-    return predicates.Probe(dsn=_server(scenario).dsn(application_name="dbabench-verifier"),
-                            business_log=mirror.business_log, pg_log_dir=mirror.pg_log_dir,
-                            refresh=mirror.sync)
+    return predicates.Probe.of(_server(scenario), business_log=mirror.business_log,
+                               pg_log_dir=mirror.pg_log_dir, refresh=mirror.sync)
 
 
 def _progress(message: str) -> None:

@@ -254,11 +254,8 @@ async def run_scenario(scenario: Scenario, agent: Agent, *, runs_root: Path,
                                                       replica=replica))
         metrics_port = start_workload(env, scenario, jobs, run_dir)
         progress("starting Prometheus, postgres_exporter, node_exporter")
-        probe = predicates.Probe(dsn=instance.dsn(application_name="dbabench-verifier"),
-                                 business_log=run_dir / "business.jsonl",
-                                 pg_log_dir=instance.log_dir,
-                                 replica_dsn=replica.dsn(application_name="dbabench-verifier")
-                                 if replica is not None else None)
+        probe = predicates.Probe.of(instance, business_log=run_dir / "business.jsonl",
+                                    pg_log_dir=instance.log_dir, replica=replica)
         await _checkpoint(on_phase, Phase.admitting)
         monitoring, admission = await _admit_while_monitoring_starts(
             threads, scenario, probe, metrics_port, progress)
