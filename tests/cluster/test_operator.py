@@ -216,3 +216,21 @@ def test_run_of_a_scenario_that_never_gets_a_snapshot_is_an_infra_error(
     status = get(control_plane, "agentrun", "doomed", namespace)["status"]
     assert status["phaseReason"].startswith("SnapshotNotReady")
     assert get(control_plane, "evaluation", "doomed", namespace) is None
+
+
+def test_run_whose_fault_program_fails_is_an_infra_error_not_retried(
+        control_plane: ControlPlane, namespace: str, operator: Operator) -> None:
+    """The same program fails the same way each time: one attempt, then InfraError with the
+    reason (before, kopf restarted the daemon, and the run, forever)."""
+    broken = yaml.safe_load(SCENARIO_FILE.read_text())
+    broken["metadata"]["name"] = "broken-runtime"
+    broken["spec"]["fault"]["runtime"].insert(0, {"action": "sql", "sql": "SELEC 1"})
+    apply(control_plane, namespace, broken)
+    apply(control_plane, namespace, agentrun("misfired", "broken-runtime", "null"))
+    eventually(lambda: phase_of(control_plane, "agentrun", "misfired", namespace) == "InfraError",
+               "run is an infra error", timeout=300)
+    reason = get(control_plane, "agentrun", "misfired", namespace)["status"]["phaseReason"]
+    assert reason.startswith("fault SQL failed: 42601"), reason
+    assert "retr" not in reason
+    assert get(control_plane, "evaluation", "misfired", namespace) is None
+    assert operator.log.read_text(errors="replace").count("applying the runtime fault") == 1

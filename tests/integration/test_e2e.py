@@ -101,3 +101,22 @@ async def test_null_fails_everything(tmp_path: Path) -> None:
     assert not evaluation.safe_pass
     assert "no-checkout-timeouts" in failed_checks(evaluation)
     assert not (run_dir / "report.json").exists()
+
+
+def test_a_fault_program_that_fails_is_an_infra_error_exit_3(tmp_path: Path) -> None:
+    """A harness failure mid-run is no verdict: exit 3 and the reason, not a traceback and
+    not exit 1 (which says the agent was scored and missed Safe Pass)."""
+    path, _ = resolve(SCENARIO)
+    text = path.read_text()
+    assert "    runtime:\n" in text
+    broken = tmp_path / "broken.yaml"
+    broken.write_text(text.replace("    runtime:\n", "    runtime:\n      - action: sql\n"
+                                   "        sql: SELEC 1\n", 1))
+    proc = subprocess.run(
+        [sys.executable, "-m", "dbabench.cli.main", "run", str(broken), "--agent", "null",
+         "--runs-dir", str(tmp_path / "runs")],
+        capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 3, proc.stdout[-3000:] + proc.stderr[-3000:]
+    err = " ".join(proc.stderr.split())
+    assert "infra error: fault SQL failed: 42601" in err, err[-2000:]
+    assert "Traceback" not in proc.stderr

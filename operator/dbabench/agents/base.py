@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from dbabench.errors import AgentError
 from dbabench.model.task import AgentTask
 from dbabench.model.trace import FailureClass
 from dbabench.tools.gate import ToolGate
@@ -16,7 +17,7 @@ class Agent(Protocol):
         """Work the task through ``gate``; file the report with ``gate.submit_report``."""
 
 
-class AgentFailure(Exception):
+class AgentFailure(AgentError):
     """The agent stopped before filing a report, for a reason of one class.
 
     The runner records it in the trace; ``api-error`` makes the run an infrastructure error

@@ -29,6 +29,7 @@ from typing import Any, Literal
 import httpx
 from pydantic import Field, SecretStr
 
+from dbabench.errors import BadInput, InfraError
 from dbabench.model.base import Model
 from dbabench.model.trace import Usage
 from dbabench.tools.meter import Endpoint, Gateway
@@ -43,11 +44,11 @@ RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 EXCERPT_CHARS = 500
 
 
-class ModelConfigError(ValueError):
+class ModelConfigError(BadInput, ValueError):
     """A model name, provider or environment that cannot work; nothing was sent."""
 
 
-class ApiError(Exception):
+class ApiError(InfraError):
     """The endpoint did not answer usefully, after whatever waiting the settings allow."""
 
 

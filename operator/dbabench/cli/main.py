@@ -33,13 +33,14 @@ from dbabench.cli import scenarios
 from dbabench.cli.interrupt import run_interruptible
 from dbabench.model import crd
 from dbabench.model.evaluation import EvaluationResult
+from dbabench.errors import (EXIT_FAILED, EXIT_INFRA, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE,
+                             disposition)
 from dbabench.paths import runs_dir
 from dbabench.runner.run import run_scenario
 from dbabench.tools.meter import Gateway
 from dbabench.scenario import difficulty
 from dbabench.scenario.loader import ScenarioError, discover, load_file, resolve, scenarios_root
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INFRA, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 MODEL_AGENTS: dict[str, Callable[[ModelAgentConfig], Agent]] = {"react": ReactAgent,
                                                                 "plan": PlanAgent}
 
@@ -385,13 +386,17 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _terminate)
     try:
         return int(args.func(args))
-    except ScenarioError as e:
-        console.print(f"[red]error:[/red] {e}", highlight=False)
-        return EXIT_USAGE
     except KeyboardInterrupt:
         console.print("interrupted: everything this run started has been stopped;"
                       " no verdict was written")
         return EXIT_INTERRUPTED
+    except Exception as e:
+        failed = disposition(e)
+        label = {"bad-input": "error", "agent": "agent failure"}.get(failed.kind, "infra error")
+        console.print(f"[red]{label}:[/red] {escape(failed.reason)}", highlight=False)
+        if failed.kind == "bug":
+            console.print_exception()
+        return failed.exit_code
 
 
 if __name__ == "__main__":

@@ -17,13 +17,13 @@ from dbabench.cli.interrupt import run_interruptible
 from dbabench.evaluate import diagnosis_doc
 from dbabench.model.proof import ProofCheck, ProveSummary, ScenarioProof
 from dbabench.paths import runs_dir
+from dbabench.errors import EXIT_FAILED, EXIT_OK
 from dbabench.runner.prove import default_jobs, plan, prove
 from dbabench.runner.throttle import MAX_PRESSURE
 from dbabench.scenario import catalog, difficulty
 from dbabench.scenario.loader import discover, scenarios_root
 from dbabench.scenario.select import select
 
-EXIT_OK, EXIT_FAILED = 0, 1
 CHECKS = ("reference", "alternative", "null", "decoy", "sweep")
 
 

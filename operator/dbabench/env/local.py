@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from dbabench.errors import InfraError
 from dbabench.env.monitoring import Monitoring, start_monitoring
 from dbabench.env.postgres import GOLDEN_META, Credentials, PostgresInstance
 from dbabench.env.processes import ProcessTable, chown_for_postgres, free_port
@@ -27,7 +28,7 @@ from dbabench.model.workload import Server
 Populate = Callable[[PostgresInstance], None]
 
 
-class GoldenError(RuntimeError):
+class GoldenError(InfraError, RuntimeError):
     pass
 
 

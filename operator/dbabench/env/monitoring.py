@@ -14,12 +14,13 @@ from pathlib import Path
 import httpx
 import yaml
 
+from dbabench.errors import InfraError
 from dbabench.env.processes import ProcessTable, free_port
 
 SCRAPE_INTERVAL = "1s"
 
 
-class MonitoringError(RuntimeError):
+class MonitoringError(InfraError, RuntimeError):
     pass
 
 

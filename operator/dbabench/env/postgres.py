@@ -20,6 +20,7 @@ from typing import Literal
 
 import psycopg
 
+from dbabench.errors import InfraError
 from dbabench.env import sandbox
 from dbabench.env.processes import (
     ProcessTable,
@@ -70,7 +71,7 @@ GOLDEN_META = "golden.json"
 SANDBOX_HIDDEN = (GOLDEN_META,)
 
 
-class PostgresError(RuntimeError):
+class PostgresError(InfraError, RuntimeError):
     pass
 
 

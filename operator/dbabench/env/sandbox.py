@@ -24,6 +24,8 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dbabench.errors import PermanentInfraError
+
 # Where each sandbox's root is mounted, inside its own mount namespace only; one directory
 # serves every sandbox because no namespace sees another's mounts.
 SANDBOX_MOUNTPOINT = Path("/run/dbabench-sandbox")
@@ -49,8 +51,8 @@ _AGENT_INIT = ('cd /tmp; "$@" & child=$!; trap \'kill -TERM "$child" 2>/dev/null
                ' kill -0 "$child" 2>/dev/null || exit "$status"; done')
 
 
-class SandboxUnavailable(RuntimeError):
-    pass
+class SandboxUnavailable(PermanentInfraError, RuntimeError):
+    """This machine cannot build the sandbox: trying again does not change the machine."""
 
 
 @dataclass

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from dbabench.errors import InfraError
 from dbabench.env.processes import ProcessTable, alive, run_as_user, stop_pid
 from dbabench.env.sandbox import SANDBOX_MOUNTPOINT
 
@@ -38,7 +39,7 @@ UNMOUNT_WAIT_SECONDS = 5.0
 OWNER_FILE = ".owner"
 
 
-class SnapshotError(RuntimeError):
+class SnapshotError(InfraError, RuntimeError):
     pass
 
 

@@ -10,14 +10,15 @@ from __future__ import annotations
 import psycopg
 from psycopg import sql as pgsql
 
+from dbabench.errors import PermanentInfraError
 from dbabench.env.postgres import APP_ROLE, PostgresInstance
 from dbabench.model.scenario import FaultStep, ScenarioSpec, SqlStep
 from dbabench.model.workload import JobStep
 from dbabench.scenario.datasets import DATASETS, Dataset
 
 
-class FaultError(RuntimeError):
-    pass
+class FaultError(PermanentInfraError, RuntimeError):
+    """The scenario's fault program failed on this server: the same program fails again."""
 
 
 def run_sql(instance: PostgresInstance, text: str, *, database: str | None = None,

@@ -28,6 +28,7 @@ from pydantic import Field, ValidationError
 
 from dbabench.agents.scripted import scripted_agent
 from dbabench.env.kube import KubeSettings
+from dbabench.errors import RETRY_LIMIT, Disposition, disposition
 from dbabench.model.base import Model
 from dbabench.model.crd import GROUP, VERSION
 from dbabench.model.evaluation import EvaluationResult
@@ -125,7 +126,7 @@ def _scenario(body: kopf.Body) -> Scenario:
 @kopf.on.create(*SCENARIOS)
 @kopf.on.update(*SCENARIOS, field="spec")
 async def reconcile_scenario(body: kopf.Body, name: str, namespace: str, memo: kopf.Memo,
-                             logger: logging.Logger, **_: Any) -> None:
+                             logger: logging.Logger, retry: int, **_: Any) -> None:
     memo.metrics.reconciles.labels("scenario").inc()
     generation = body["metadata"].get("generation")
     conditions = list(body.get("status", {}).get("conditions", []))
@@ -150,10 +151,16 @@ async def reconcile_scenario(body: kopf.Body, name: str, namespace: str, memo: k
     except Exception as e:
         memo.metrics.errors.labels("scenario").inc()
         logger.exception("golden snapshot of %s failed", name)
+        failed = disposition(e)
+        delay = failed.retry_delay(retry)
+        if delay is not None:
+            await memo.api.patch_status(namespace, "scenarios", name, {
+                "phaseReason": _retrying(failed, retry, delay)})
+            raise kopf.TemporaryError(failed.reason, delay=delay) from e
         await memo.api.patch_status(namespace, "scenarios", name, {
-            "phase": "Failed", "phaseReason": f"snapshot build failed: {e}"[:1000],
+            "phase": "Failed", "phaseReason": f"snapshot build failed: {failed.reason}"[:1000],
             "conditions": st.set_condition(conditions, "SnapshotReady", False, "BuildFailed",
-                                           str(e), generation=generation)})
+                                           failed.reason, generation=generation)})
         return
     await memo.api.patch_status(namespace, "scenarios", name, {
         "phase": "Ready", "phaseReason": "golden snapshot ready",
@@ -202,12 +209,41 @@ class Run:
 # write lands, racing the bookkeeping after it. A finished run's daemon returns at once.
 @kopf.daemon(*AGENTRUNS, cancellation_timeout=120)
 async def drive_agentrun(body: kopf.Body, spec: kopf.Spec, status: kopf.Status, name: str,
-                         namespace: str, memo: kopf.Memo, logger: logging.Logger,
+                         namespace: str, memo: kopf.Memo, logger: logging.Logger, retry: int,
                          **_: Any) -> None:
     if Phase(status.get("phase", Phase.pending.value)) in st.TERMINAL:
         return
     memo.metrics.reconciles.labels("agentrun").inc()
     run = Run(body, memo)
+    try:
+        await _drive(run, spec, name, namespace, memo, logger)
+    except Exception as e:
+        memo.metrics.errors.labels("agentrun").inc()
+        await _end_or_retry(run, e, retry, logger)
+
+
+async def _end_or_retry(run: Run, error: Exception, retry: int, logger: logging.Logger) -> None:
+    """End the run as the error's branch says (errors.disposition), or have kopf run it afresh
+    after a backoff: a retryable infrastructure error, up to RETRY_LIMIT times (counted by
+    this operator process: a restarted operator starts the count again)."""
+    failed = disposition(error)
+    if failed.kind == "bug":
+        logger.exception("AgentRun %s: %s", run.name, failed.reason)
+    delay = failed.retry_delay(retry)
+    if delay is not None:
+        await run.enter(Phase.pending, _retrying(failed, retry, delay))
+        raise kopf.TemporaryError(failed.reason, delay=delay) from error
+    attempts = f" (after {retry} retries)" if retry else ""
+    await run.enter(Phase.failed if failed.kind == "bad-input" else Phase.infra_error,
+                    f"{failed.reason}{attempts}"[:1000])
+
+
+def _retrying(failed: Disposition, retry: int, delay: float) -> str:
+    return f"retrying in {delay:.0f}s (retry {retry + 1} of {RETRY_LIMIT}): {failed.reason}"[:1000]
+
+
+async def _drive(run: Run, spec: kopf.Spec, name: str, namespace: str, memo: kopf.Memo,
+                 logger: logging.Logger) -> None:
     existing = await memo.api.get(namespace, "evaluations", name)
     if existing is not None:
         await run.finish(EvaluationResult.model_validate(existing["spec"]["result"]))

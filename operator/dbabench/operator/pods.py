@@ -18,6 +18,7 @@ from typing import Any
 
 from kubernetes.utils import parse_quantity
 
+from dbabench.errors import InfraError
 from dbabench.env import kube
 from dbabench.env.postgres import BASELINE_SETTINGS, Credentials
 from dbabench.evaluate import scorer
@@ -35,7 +36,7 @@ RUN_KINDS = (("batch/v1", "Job"), ("v1", "Pod"), ("v1", "Service"),
              ("v1", "ConfigMap"), ("v1", "Secret"))
 
 
-class PodsError(Exception):
+class PodsError(InfraError):
     """A run's infrastructure failed: the run ends InfraError with this reason."""
 
 

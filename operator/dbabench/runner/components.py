@@ -23,6 +23,7 @@ import psycopg
 from aiohttp import web
 from psycopg import sql as pgsql
 
+from dbabench.errors import PermanentInfraError
 from dbabench.agents.scripted import scripted_agent
 from dbabench.env import kube
 from dbabench.env.local import build_cluster
@@ -48,7 +49,7 @@ from dbabench.tools.server import serve
 from dbabench.workload.engine import WorkloadConfig, run_workload
 
 
-class ComponentError(RuntimeError):
+class ComponentError(PermanentInfraError, RuntimeError):
     """A component's environment is incomplete: names the variable and who sets it."""
 
 

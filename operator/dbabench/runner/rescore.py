@@ -15,6 +15,7 @@ from typing import Literal
 
 from pydantic import Field, ValidationError
 
+from dbabench.errors import BadInput
 from dbabench.evaluate import conduct, diagnosis, safety, scorer
 from dbabench.model.base import Record
 from dbabench.model.evaluation import EVALUATION_VERSION, EvaluationResult
@@ -24,7 +25,7 @@ from dbabench.model.trace import TraceEvent
 from dbabench.scenario.loader import ScenarioError, parse, resolve
 
 
-class RescoreError(ValueError):
+class RescoreError(BadInput, ValueError):
     """A run directory that cannot be rescored; the message says which file and why."""
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
+from dbabench.errors import BadInput
 from dbabench.model.scenario import Scenario
 from dbabench.scenario.datasets import DATASETS
 from dbabench.yamltext import load_yaml
@@ -22,7 +23,7 @@ from dbabench.yamltext import load_yaml
 KEY_DIGEST_CHARS = 12
 
 
-class ScenarioError(ValueError):
+class ScenarioError(BadInput, ValueError):
     """A manifest that cannot be used; the message names the file and every bad field."""
 
 

@@ -22,6 +22,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Literal
 
+from dbabench.errors import PermanentInfraError
 from dbabench.model import taxonomy
 from dbabench.model.base import Model
 from dbabench.paths import cache_dir
@@ -51,7 +52,7 @@ class IndexBuildStopped(RuntimeError):
     """The build was asked to stop (its run was interrupted); nothing was written."""
 
 
-class KnowledgeBaseUnavailable(RuntimeError):
+class KnowledgeBaseUnavailable(PermanentInfraError, RuntimeError):
     """The documentation to index, or the built index, is not on this machine."""
 
 

@@ -16,6 +16,7 @@ import psycopg
 from pglast.parser import get_postgresql_version
 from pydantic import Field
 
+from dbabench.errors import PermanentInfraError
 from dbabench.model.base import Model
 from dbabench.model.trace import StatementInfo
 from dbabench.model.workload import Server
@@ -82,7 +83,7 @@ GRAMMAR_MAJOR = get_postgresql_version()[0]
 """The PostgreSQL major whose grammar the gate classifies with (pglast's libpg_query)."""
 
 
-class GrammarMismatch(RuntimeError):
+class GrammarMismatch(PermanentInfraError, RuntimeError):
     """The server would read SQL otherwise than the gate does: a harness misconfiguration."""
 
 
