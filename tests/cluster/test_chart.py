@@ -61,8 +61,12 @@ def assert_least_privilege(docs: list[dict[str, Any]], *, run_secrets: bool = Fa
             for key in ("verbs", "resources", "apiGroups"):
                 assert "*" not in rule.get(key, []), (role["metadata"]["name"], rule)
             if any(r == "secrets" or r.startswith("secrets/") for r in rule.get("resources", [])):
-                assert run_secrets and role["kind"] == "Role", rule
-                assert not {"update", "patch", "watch"} & set(rule["verbs"]), rule
+                if rule.get("resourceNames"):
+                    # the model agents' keys: these, by name, and read only
+                    assert rule["verbs"] == ["get"], rule
+                else:
+                    assert run_secrets and role["kind"] == "Role", rule
+                    assert not {"update", "patch", "watch"} & set(rule["verbs"]), rule
             # verbs that let the holder grant or assume more than the role itself holds
             assert not {"escalate", "bind", "impersonate"} & set(rule.get("verbs", [])), rule
             assert "nonResourceURLs" not in rule, rule
@@ -167,6 +171,17 @@ def test_rendered_pods_executor_grants_run_objects_in_watched_namespaces_only(
     done = control_plane.run("helm", "template", RELEASE, str(CHART), "--set", "executor=pods",
                              check=False)
     assert done.returncode != 0 and "set watchNamespaces" in done.stderr
+
+
+@pytest.mark.parametrize("mode", [(), ("watchNamespaces={a}",)], ids=["cluster", "namespaced"])
+def test_rendered_model_secrets_are_readable_by_name_only(control_plane: ControlPlane,
+                                                          mode: tuple[str, ...]) -> None:
+    docs = render(control_plane, *mode, "modelSecrets={openai-key,gateway}")
+    assert_least_privilege(docs)
+    secret_rules = [rule for role in of_kind(docs, "Role") + of_kind(docs, "ClusterRole")
+                    for rule in role["rules"] if "secrets" in rule["resources"]]
+    assert secret_rules == [{"apiGroups": [""], "resources": ["secrets"],
+                             "resourceNames": ["openai-key", "gateway"], "verbs": ["get"]}]
 
 
 def test_rendered_prometheus_scrapes_the_metrics_service(control_plane: ControlPlane) -> None:

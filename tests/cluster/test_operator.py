@@ -23,6 +23,7 @@ import yaml
 
 from dbabench.env.processes import free_port, reap_orphans, stop_pid
 
+from model_server import call, scripted_model
 from waiting import eventually
 
 if TYPE_CHECKING:
@@ -234,3 +235,61 @@ def test_run_whose_fault_program_fails_is_an_infra_error_not_retried(
     assert "retr" not in reason
     assert get(control_plane, "evaluation", "misfired", namespace) is None
     assert operator.log.read_text(errors="replace").count("applying the runtime fault") == 1
+
+
+MODEL_REPORT = {"root_cause_type": "lock_contention",
+                "affected_objects": [{"kind": "table", "name": "orders"}],
+                "evidence": [{"tool": "execute_sql", "observation": "sessions wait on a lock",
+                              "trace_seq": 1}],
+                "verification": "looked once"}
+
+
+def model_agentrun(name: str, model: str, secret: str, base_url: str) -> dict[str, Any]:
+    body = agentrun(name, "stale-stats-lock-chain", "react")
+    body["spec"]["agent"].update({"model": model, "baseUrl": base_url, "effort": "low",
+                                  "apiKeySecret": {"name": secret, "key": "api-key"}})
+    return body
+
+
+def test_react_agentrun_is_graded_with_its_metered_cost_and_bad_keys_are_refused(
+        control_plane: ControlPlane, namespace: str, operator: Operator,
+        scratch_root: Path) -> None:
+    """A model agent in an AgentRun: its key from a Secret (sent to the gateway, in no status),
+    its calls and their cost recorded as locally. A missing Secret or a model without a price
+    ends the run Failed before anything starts."""
+    control_plane.kubectl("create", "secret", "generic", "gateway-key", "-n", namespace,
+                          "--from-literal=api-key=sk-from-the-secret")
+    control_plane.kubectl("apply", "-n", namespace, "-f", str(SCENARIO_FILE))
+    script = [call("execute_sql", sql="SELECT count(*) FROM pg_stat_activity"),
+              call("submit_report", **MODEL_REPORT)]
+    with scripted_model(script, scratch_root / f"model-{namespace}") as model:
+        apply(control_plane, namespace, model_agentrun("react", "openai:gpt-4o-mini",
+                                                       "gateway-key", model.url))
+        apply(control_plane, namespace, model_agentrun("no-secret", "openai:gpt-4o-mini",
+                                                       "no-such-secret", model.url))
+        apply(control_plane, namespace, model_agentrun("no-price", "openai:gpt-9-unpriced",
+                                                       "gateway-key", model.url))
+        eventually(lambda: phase_of(control_plane, "agentrun", "react", namespace) in (
+            "Succeeded", "Failed", "InfraError"), "react run finished", timeout=400)
+        requests = model.requests()
+    body = get(control_plane, "agentrun", "react", namespace)
+    status = body["status"]
+    assert status["phase"] == "Succeeded", status
+    assert len(requests) == 2 and {r["auth"] for r in requests} == {
+        "Bearer sk-from-the-secret"}
+    assert requests[0]["body"]["model"] == "gpt-4o-mini"
+    summary = status["summary"]
+    # two calls of 1,000 input tokens (400 cached) and 50 output, at gpt-4o-mini's prices
+    assert summary["costBasis"] == "metered" and summary["costUsd"] > 0
+    evaluation = get(control_plane, "evaluation", "react", namespace)["spec"]["result"]
+    assert evaluation["efficiency"]["inputTokens"] == 2000
+    assert "sk-from-the-secret" not in json.dumps(body) + json.dumps(evaluation)
+    table = control_plane.kubectl("get", "agentruns", "react", "-n", namespace).stdout
+    assert "gpt-4o-mini" in table and "Succeeded" in table
+
+    for name, needle in (("no-secret", "Secret no-such-secret (agent.apiKeySecret) not found"),
+                         ("no-price", "gpt-9-unpriced")):
+        refused = get(control_plane, "agentrun", name, namespace)["status"]
+        assert refused["phase"] == "Failed" and needle in refused["phaseReason"], refused
+        assert "startedAt" not in refused
+        assert get(control_plane, "evaluation", name, namespace) is None

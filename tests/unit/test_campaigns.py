@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from dbabench.model.kube import CampaignSpec
 from dbabench.operator import campaigns
 
@@ -64,3 +66,24 @@ def test_tally_scores_per_agent_and_keeps_infra_errors_apart() -> None:
     assert (alt.finished, alt.infra_errors, alt.scored, alt.safe_pass_rate) == (1, 1, 0, None)
     done = {p.name: run("Succeeded", safePass=True) for p in planned}
     assert campaigns.tally(planned, done).phase == "Succeeded"
+
+
+def test_a_model_agent_reaches_its_runs_whole_and_is_tallied_by_model() -> None:
+    spec = CampaignSpec.model_validate({"scenarios": ["a"], "agents": [
+        {"kind": "react", "model": "openai:gpt-4o-mini", "effort": "low", "maxCostUsd": 0.5,
+         "apiKeySecret": {"name": "gateway-key", "key": "api-key"}}]})
+    (planned,) = campaigns.plan("cmp", spec)
+    body = campaigns.agentrun_body(planned, "cmp", spec, {"kind": "Campaign"})
+    assert body["spec"]["agent"] == {
+        "kind": "react", "model": "openai:gpt-4o-mini", "effort": "low", "maxCostUsd": 0.5,
+        "apiKeySecret": {"name": "gateway-key", "key": "api-key"}}
+    assert campaigns.agent_label(planned.agent) == "react:openai:gpt-4o-mini"
+
+
+def test_model_fields_belong_to_model_agents() -> None:
+    from pydantic import ValidationError
+    with pytest.raises(ValidationError, match="a plan agent needs model"):
+        CampaignSpec.model_validate({"scenarios": ["a"], "agents": [{"kind": "plan"}]})
+    with pytest.raises(ValidationError, match="model, effort: for react and plan agents only"):
+        CampaignSpec.model_validate({"scenarios": ["a"], "agents": [
+            {"kind": "null", "model": "openai:gpt-4o", "effort": "low"}]})

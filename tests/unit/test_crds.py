@@ -49,7 +49,7 @@ def test_schemas_are_structural() -> None:
 def test_printer_columns_of_agentruns() -> None:
     doc = yaml.safe_load(crd_files()["agentruns.dbabench.io.yaml"].split("\n", 1)[1])
     names = [c["name"] for c in doc["spec"]["versions"][0]["additionalPrinterColumns"]]
-    assert names == ["Scenario", "Agent", "Phase", "Outcome", "Safe Pass", "Age"]
+    assert names == ["Scenario", "Agent", "Model", "Phase", "Outcome", "Safe Pass", "Cost USD", "Age"]
 
 
 def test_scenario_files_fit_the_scenario_crd_schema() -> None:

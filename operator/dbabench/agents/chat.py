@@ -24,11 +24,12 @@ import random
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Literal
+from typing import Any
 
 import httpx
 from pydantic import Field, SecretStr
 
+from dbabench.model.agent import Effort
 from dbabench.errors import BadInput, InfraError
 from dbabench.model.base import Model
 from dbabench.model.trace import Usage
@@ -36,8 +37,6 @@ from dbabench.tools.meter import Endpoint, Gateway
 
 log = logging.getLogger(__name__)
 
-Effort = Literal["off", "minimal", "low", "medium", "high"]
-EFFORTS: tuple[Effort, ...] = ("off", "minimal", "low", "medium", "high")
 # Worth waiting out: rate limits, timeouts, overload and gateway errors (openai-python retries
 # the same set).
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})

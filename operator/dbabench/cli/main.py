@@ -13,7 +13,6 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import yaml
@@ -22,17 +21,17 @@ from rich.markup import escape
 from rich.table import Table
 
 from dbabench.agents.base import Agent
-from dbabench.agents.chat import EFFORTS, ChatSettings, metering_gateway
+from dbabench.agents import registry
+from dbabench.agents.chat import ChatSettings, metering_gateway
 from dbabench.agents.external import ExternalAgent, ListenAgent
 from dbabench.agents.human import HumanAgent
-from dbabench.agents.plan import PlanAgent
-from dbabench.agents.react import ReactAgent
-from dbabench.agents.session import ModelAgentConfig
 from dbabench.agents.scripted import scripted_agent
 from dbabench.cli import scenarios
 from dbabench.cli.interrupt import run_interruptible
 from dbabench.model import crd
+from dbabench.model.agent import EFFORTS
 from dbabench.model.evaluation import EvaluationResult
+from dbabench.model.kube import AgentKind, AgentSpec
 from dbabench.errors import (EXIT_FAILED, EXIT_INFRA, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE,
                              disposition)
 from dbabench.paths import runs_dir
@@ -41,8 +40,6 @@ from dbabench.tools.meter import Gateway
 from dbabench.scenario import difficulty
 from dbabench.scenario.loader import ScenarioError, discover, load_file, resolve, scenarios_root
 
-MODEL_AGENTS: dict[str, Callable[[ModelAgentConfig], Agent]] = {"react": ReactAgent,
-                                                                "plan": PlanAgent}
 
 console = Console(stderr=True)
 out = Console()
@@ -130,10 +127,10 @@ def _run(args: argparse.Namespace) -> int:
             agent = ListenAgent(gateway)
         elif args.agent == "human":
             agent = HumanAgent()
-        elif args.agent in MODEL_AGENTS:
-            agent = MODEL_AGENTS[args.agent](_model_config(args))
+        elif args.agent in registry.MODEL_AGENTS:
+            agent = registry.build(_model_spec(args), scenario, env=os.environ)
         elif args.model is not None:
-            raise ValueError(f"--model is taken by --agent {' or '.join(MODEL_AGENTS)},"
+            raise ValueError(f"--model is taken by --agent {' or '.join(registry.MODEL_AGENTS)},"
                              f" not {args.agent}")
         else:
             agent = scripted_agent(args.agent, scenario, args.remediation)
@@ -189,14 +186,14 @@ def _gateway(args: argparse.Namespace) -> Gateway | None:
     return metering_gateway(args.meter, os.environ, args.max_cost)
 
 
-def _model_config(args: argparse.Namespace) -> ModelAgentConfig:
+def _model_spec(args: argparse.Namespace) -> AgentSpec:
     if args.model is None:
         raise ValueError(f"--agent {args.agent} needs --model PROVIDER:MODEL"
                          " (providers: openai, openrouter, selfhosted or self)")
-    chat = ChatSettings(max_reply_tokens=args.max_reply_tokens, effort=args.effort,
-                        rate_limit_wait_seconds=args.rate_limit_wait)
-    return ModelAgentConfig(model=args.model, chat=chat, max_cost_usd=args.max_cost,
-                            max_model_calls=args.max_model_calls)
+    return AgentSpec(kind=AgentKind(args.agent), model=args.model, effort=args.effort,
+                     max_reply_tokens=args.max_reply_tokens, max_cost_usd=args.max_cost,
+                     max_model_calls=args.max_model_calls,
+                     rate_limit_wait_seconds=args.rate_limit_wait)
 
 
 def _tools_serve(args: argparse.Namespace) -> int:

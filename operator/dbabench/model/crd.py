@@ -141,9 +141,11 @@ RESOURCES = (
     Resource(AgentRun, "AgentRun", "agentruns", ("ar",), True, (
         ("Scenario", "string", ".spec.scenario"),
         ("Agent", "string", ".spec.agent.kind"),
+        ("Model", "string", ".spec.agent.model"),
         ("Phase", "string", ".status.phase"),
         ("Outcome", "boolean", ".status.summary.outcomePass"),
         ("Safe Pass", "boolean", ".status.summary.safePass"),
+        ("Cost USD", "number", ".status.summary.costUsd"),
     )),
     Resource(Campaign, "Campaign", "campaigns", ("camp",), True, (
         ("Phase", "string", ".status.phase"),

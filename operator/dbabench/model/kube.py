@@ -12,6 +12,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from dbabench.model.agent import Effort
 from dbabench.model.base import Model
 from dbabench.model.evaluation import CostBasis, EvaluationResult
 from dbabench.model.scenario import BudgetSpec, Metadata
@@ -23,7 +24,19 @@ class AgentKind(str, Enum):
     decoy = "decoy"
     null = "null"
     react = "react"
+    plan = "plan"
     external = "external"
+
+
+MODEL_KINDS = frozenset({AgentKind.react, AgentKind.plan})
+"""Agents whose every step is a model call the harness makes (and meters)."""
+
+
+class SecretKeyRef(Model):
+    """A key of a Secret in the AgentRun's namespace (the Kubernetes SecretKeySelector)."""
+
+    name: str = Field(min_length=1)
+    key: str = Field(min_length=1)
 
 
 class AgentSpec(Model):
@@ -31,7 +44,25 @@ class AgentSpec(Model):
     remediation: str | None = Field(default=None,
                                     description="reference only: a named alternative fix")
     image: str | None = Field(default=None, description="external only: the agent's image")
-    model: str | None = Field(default=None, description="react only: the model name")
+    model: str | None = Field(
+        default=None, description="react and plan: PROVIDER:MODEL, e.g. openai:gpt-4o-mini"
+                                  " (providers: openai, openrouter, selfhosted)")
+    base_url: str | None = Field(
+        default=None, description="react and plan: the provider's address, where it is not"
+                                  " the provider's own (selfhosted always; a gateway)")
+    api_key_secret: SecretKeyRef | None = Field(
+        default=None, description="react and plan: the Secret key holding the provider's API"
+                                  " key; it is read when the run starts and is in no status")
+    effort: Effort | None = Field(default=None, description="react and plan: reasoning effort")
+    max_reply_tokens: int | None = Field(default=None, gt=0,
+                                         description="react and plan: output allowance per call")
+    max_model_calls: int | None = Field(
+        default=None, gt=0, description="react and plan; default: twice the tool-call budget")
+    max_cost_usd: float | None = Field(default=None, gt=0,
+                                       description="react and plan: the run's model cost cap")
+    rate_limit_wait_seconds: float | None = Field(
+        default=None, ge=0, description="react and plan: how long one call may wait out 429s"
+                                        " and 5xx before it is an api-error (default 900)")
 
     @model_validator(mode="after")
     def _fields_fit_kind(self) -> "AgentSpec":
@@ -39,6 +70,15 @@ class AgentSpec(Model):
             raise ValueError("an external agent needs image")
         if self.remediation and self.kind != AgentKind.reference:
             raise ValueError("remediation applies to the reference agent only")
+        if self.kind in MODEL_KINDS and not self.model:
+            raise ValueError(f"a {self.kind.value} agent needs model (PROVIDER:MODEL)")
+        model_fields = [name for name in ("model", "base_url", "api_key_secret", "effort",
+                                          "max_reply_tokens", "max_model_calls", "max_cost_usd",
+                                          "rate_limit_wait_seconds")
+                        if getattr(self, name) is not None]
+        if model_fields and self.kind not in MODEL_KINDS:
+            raise ValueError(f"{', '.join(model_fields)}: for react and plan agents only,"
+                             f" not {self.kind.value}")
         return self
 
 

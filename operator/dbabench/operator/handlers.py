@@ -14,6 +14,7 @@ stopped with it or are reaped by the next run) starts the run afresh.
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import logging
 import os
@@ -26,13 +27,13 @@ import kopf
 import yaml
 from pydantic import Field, ValidationError
 
-from dbabench.agents.scripted import scripted_agent
+from dbabench.agents import registry
 from dbabench.env.kube import KubeSettings
-from dbabench.errors import RETRY_LIMIT, Disposition, disposition
+from dbabench.errors import RETRY_LIMIT, BadInput, Disposition, disposition
 from dbabench.model.base import Model
 from dbabench.model.crd import GROUP, VERSION
 from dbabench.model.evaluation import EvaluationResult
-from dbabench.model.kube import AgentKind, AgentRunSpec, CampaignSpec, Phase
+from dbabench.model.kube import MODEL_KINDS, AgentKind, AgentRunSpec, AgentSpec, CampaignSpec, Phase
 from dbabench.model.scenario import Scenario
 from dbabench.model.status import Condition
 from dbabench.operator import status as st
@@ -48,6 +49,8 @@ AGENTRUNS = (GROUP, VERSION, "agentruns")
 CAMPAIGNS = (GROUP, VERSION, "campaigns")
 CAMPAIGN_POLL_SECONDS = 5.0
 SCRIPTED = {AgentKind.reference, AgentKind.decoy, AgentKind.null}
+RUN_KINDS = {"local": SCRIPTED | MODEL_KINDS, "pods": SCRIPTED | {AgentKind.external}}
+"""The agents each executor runs; on pods, a model agent's container is still to come."""
 
 
 class OperatorConfig(Model):
@@ -253,11 +256,11 @@ async def _drive(run: Run, spec: kopf.Spec, name: str, namespace: str, memo: kop
     except ValidationError as e:
         await run.enter(Phase.failed, format_validation_error(f"AgentRun {name}", e))
         return
-    if run_spec.agent.kind not in SCRIPTED and not (
-            memo.config.executor == "pods" and run_spec.agent.kind == AgentKind.external):
+    runs = RUN_KINDS[memo.config.executor]
+    if run_spec.agent.kind not in runs:
         await run.enter(Phase.failed, f"agent kind {run_spec.agent.kind.value} is not run by"
-                                      " this operator version (scripted agents; external images with the pods"
-                                      " executor)")
+                                      f" the {memo.config.executor} executor of this operator"
+                                      f" version; it runs {', '.join(k.value for k in runs)}")
         return
     scenario_body = await _wait_for_scenario(run, run_spec.scenario,
                                              memo.config.snapshot_timeout_seconds)
@@ -271,12 +274,13 @@ async def _drive(run: Run, spec: kopf.Spec, name: str, namespace: str, memo: kop
         async with memo.runs:
             evaluation = await memo.pods.run(
                 name, namespace, run_spec, scenario, _manifest(scenario),
-                scenario_body["status"]["snapshot"]["name"], owner_reference(dict(body)),
+                scenario_body["status"]["snapshot"]["name"], owner_reference(dict(run.body)),
                 lambda phase, reason: run.enter(phase, reason))
         memo.metrics.durations.observe(time.monotonic() - started)
         await run.record(evaluation)
         return
-    agent = scripted_agent(run_spec.agent.kind.value, scenario, run_spec.agent.remediation)
+    agent = registry.build(run_spec.agent, scenario,
+                           api_key=await _api_key(memo.api, namespace, run_spec.agent))
     async with memo.runs:
         await run.enter(Phase.provisioning, "restoring the golden snapshot",
                         startedAt=st.now().isoformat().replace("+00:00", "Z"))
@@ -287,6 +291,23 @@ async def _drive(run: Run, spec: kopf.Spec, name: str, namespace: str, memo: kop
             on_phase=lambda phase: run.enter(phase, phase.value.lower()))
     memo.metrics.durations.observe(time.monotonic() - started)
     await run.record(result.evaluation)
+
+
+async def _api_key(api: KubeApi, namespace: str, agent: AgentSpec) -> str | None:
+    """The model agent's API key, from the Secret its spec names; never written anywhere."""
+    ref = agent.api_key_secret
+    if ref is None:
+        return None
+    secret = await api.read(namespace, "v1", "Secret", ref.name)
+    if secret is None:
+        raise BadInput(f"Secret {ref.name} (agent.apiKeySecret) not found in namespace"
+                       f" {namespace}: create it, or grant the operator get on it (the chart's"
+                       " modelSecrets)")
+    data = secret.get("data") or {}
+    if ref.key not in data:
+        raise BadInput(f"Secret {ref.name} has no key {ref.key!r} (agent.apiKeySecret.key);"
+                       f" its keys: {', '.join(sorted(data)) or 'none'}")
+    return base64.b64decode(data[ref.key]).decode().strip()
 
 
 async def _wait_for_scenario(run: Run, scenario: str, timeout: float) -> kopf.Body | None:

@@ -1,0 +1,54 @@
+"""The agents an AgentSpec names, built in one place for every shell that runs one."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from dbabench.agents.base import Agent
+from dbabench.agents.chat import PROVIDERS, ChatSettings, parse_model
+from dbabench.agents.plan import PlanAgent
+from dbabench.agents.react import ReactAgent
+from dbabench.agents.scripted import scripted_agent
+from dbabench.agents.session import ModelAgentConfig
+from dbabench.errors import BadInput
+from dbabench.model.kube import MODEL_KINDS, AgentKind, AgentSpec
+from dbabench.model.scenario import Scenario
+
+MODEL_AGENTS: dict[str, Callable[..., Agent]] = {"react": ReactAgent, "plan": PlanAgent}
+
+
+def model_config(spec: AgentSpec) -> ModelAgentConfig:
+    """A model agent's settings as its spec gives them; the rest are the CLI's defaults."""
+    assert spec.model is not None
+    given = {"max_reply_tokens": spec.max_reply_tokens,
+             "rate_limit_wait_seconds": spec.rate_limit_wait_seconds}
+    chat = ChatSettings(effort=spec.effort,
+                        **{name: value for name, value in given.items() if value is not None})
+    return ModelAgentConfig(model=spec.model, chat=chat, max_model_calls=spec.max_model_calls,
+                            max_cost_usd=spec.max_cost_usd)
+
+
+def model_environment(spec: AgentSpec, api_key: str | None) -> dict[str, str]:
+    """The only environment a model agent of ``spec`` reads its provider's address and key
+    from: the spec's, never the shell's that runs it."""
+    assert spec.model is not None
+    provider = PROVIDERS[parse_model(spec.model).provider]
+    env = {} if spec.base_url is None else {provider.base_url_env: spec.base_url}
+    if api_key is not None:
+        env[provider.key_env] = api_key
+    return env
+
+
+def build(spec: AgentSpec, scenario: Scenario, *, api_key: str | None = None,
+          env: Mapping[str, str] | None = None) -> Agent:
+    """The agent ``spec`` names, checked before any run starts (bad input: BadInput).
+
+    A model agent's address and key come from ``env`` where given (the CLI's environment),
+    else from the spec (``baseUrl``) and ``api_key`` (read from its Secret)."""
+    if spec.kind in MODEL_KINDS:
+        return MODEL_AGENTS[spec.kind.value](
+            model_config(spec), env=model_environment(spec, api_key) if env is None else env)
+    if spec.kind == AgentKind.external:
+        raise BadInput("an external agent is a process (dbabench run --agent external) or an"
+                       " image (the operator's pods executor), not built here")
+    return scripted_agent(spec.kind.value, scenario, spec.remediation)
