@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from dbabench.model.kube import CampaignSpec
+from dbabench.model.kube import CampaignSpec, OwnerReference
 from dbabench.operator import campaigns
 
 SPEC = CampaignSpec.model_validate({
@@ -73,7 +73,14 @@ def test_a_model_agent_reaches_its_runs_whole_and_is_tallied_by_model() -> None:
         {"kind": "react", "model": "openai:gpt-4o-mini", "effort": "low", "maxCostUsd": 0.5,
          "apiKeySecret": {"name": "gateway-key", "key": "api-key"}}]})
     (planned,) = campaigns.plan("cmp", spec)
-    body = campaigns.agentrun_body(planned, "cmp", spec, {"kind": "Campaign"})
+    owner = OwnerReference(api_version="dbabench.io/v1alpha1", kind="Campaign", name="cmp",
+                           uid="u-1")
+    body = campaigns.agentrun_body(planned, "cmp", spec, owner)
+    assert body["metadata"] == {
+        "name": planned.name, "labels": {campaigns.CAMPAIGN_LABEL: "cmp"},
+        "ownerReferences": [{"apiVersion": "dbabench.io/v1alpha1", "kind": "Campaign",
+                             "name": "cmp", "uid": "u-1", "controller": True,
+                             "blockOwnerDeletion": True}]}
     assert body["spec"]["agent"] == {
         "kind": "react", "model": "openai:gpt-4o-mini", "effort": "low", "maxCostUsd": 0.5,
         "apiKeySecret": {"name": "gateway-key", "key": "api-key"}}

@@ -9,7 +9,6 @@ import pytest
 from dbabench.model.evaluation import (DiagnosisResult, EfficiencyResult, EvaluationResult,
                                        OutcomeResult, SafetyResult)
 from dbabench.model.kube import Phase
-from dbabench.model.status import Condition
 from dbabench.operator import status as st
 
 
@@ -25,33 +24,43 @@ def test_condition_keeps_transition_time_while_status_holds() -> None:
     first = st.set_condition([], "Ready", None, "Provisioning")
     again = st.set_condition(first, "Ready", None, "Admitting", "checking")
     assert len(again) == 1
-    assert again[0]["lastTransitionTime"] == first[0]["lastTransitionTime"]
-    assert again[0]["reason"] == "Admitting" and again[0]["status"] == "Unknown"
-    Condition.model_validate(again[0])
+    assert again[0].last_transition_time == first[0].last_transition_time
+    assert again[0].reason == "Admitting" and again[0].status == "Unknown"
 
 
 def test_condition_moves_transition_time_on_change(monkeypatch: pytest.MonkeyPatch) -> None:
     first = st.set_condition([], "Ready", None, "Provisioning")
     monkeypatch.setattr(st, "now", lambda: datetime(2030, 1, 1, tzinfo=timezone.utc))
     changed = st.set_condition(first, "Ready", True, "Graded")
-    assert changed[0]["lastTransitionTime"] == "2030-01-01T00:00:00Z"
-    assert changed[0]["status"] == "True"
+    assert changed[0].last_transition_time == datetime(2030, 1, 1, tzinfo=timezone.utc)
+    assert changed[0].status == "True"
 
 
 def test_other_conditions_are_kept() -> None:
     both = st.set_condition(st.set_condition([], "Valid", True, "Validated"), "Ready", False, "X")
-    assert {c["type"] for c in both} == {"Valid", "Ready"}
+    assert {c.type for c in both} == {"Valid", "Ready"}
 
 
-def test_phase_patch_terminal_sets_finished_and_ready() -> None:
-    patch = st.phase_patch(Phase.succeeded, "graded: Safe Pass", [], 3)
-    assert patch["phase"] == "Succeeded" and "finishedAt" in patch
-    assert patch["observedGeneration"] == 3
+def test_conditions_read_back_from_a_body_keep_their_time() -> None:
+    written = st.patch(st.phase_status(Phase.running, "running", [], 3))
+    (read,) = st.conditions_of({"status": written})
+    assert written["conditions"][0]["lastTransitionTime"].endswith("Z")
+    again = st.set_condition([read], "Ready", None, "Evaluating")
+    assert again[0].last_transition_time == read.last_transition_time
+
+
+def test_phase_status_terminal_sets_finished_and_ready() -> None:
+    patch = st.patch(st.phase_status(Phase.succeeded, "graded: Safe Pass", [], 3,
+                                     evaluation="r1"))
+    assert patch["phase"] == "Succeeded" and patch["finishedAt"].endswith("Z")
+    assert patch["observedGeneration"] == 3 and patch["evaluation"] == "r1"
     ready = patch["conditions"][0]
     assert (ready["type"], ready["status"], ready["reason"]) == ("Ready", "True", "Graded")
-    running = st.phase_patch(Phase.running, "running", [], 3)
+    # a merge patch: what was not given is not written (no summary, no startedAt)
+    assert "summary" not in patch and "startedAt" not in patch
+    running = st.patch(st.phase_status(Phase.running, "running", [], 3))
     assert "finishedAt" not in running and running["conditions"][0]["status"] == "Unknown"
-    infra = st.phase_patch(Phase.infra_error, "SnapshotNotReady: x", [], 3)
+    infra = st.patch(st.phase_status(Phase.infra_error, "SnapshotNotReady: x", [], 3))
     assert infra["conditions"][0]["status"] == "False"
     assert infra["conditions"][0]["reason"] == "InfraError"
 

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import Enum
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
 from dbabench.model.agent import Effort
 from dbabench.model.base import Model
 from dbabench.model.evaluation import CostBasis, EvaluationResult
-from dbabench.model.scenario import BudgetSpec, Metadata
+from dbabench.model.scenario import BudgetSpec
 from dbabench.model.status import Condition
 
 
@@ -123,10 +123,35 @@ class AgentRunStatus(Model):
     conditions: list[Condition] = Field(default_factory=list)
 
 
+class OwnerReference(Model):
+    """metav1.OwnerReference: the owner is garbage-collected with what it owns."""
+
+    api_version: str
+    kind: str
+    name: str
+    uid: str
+    controller: bool = True
+    block_owner_deletion: bool = True
+
+
+class ObjectMeta(Model):
+    """What the operator writes of metav1.ObjectMeta on the resources it creates."""
+
+    name: str = Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)
+    namespace: str | None = None
+    labels: dict[str, str] = Field(default_factory=dict)
+    owner_references: list[OwnerReference] = Field(default_factory=list)
+
+
+def wire(resource: Model) -> dict[str, Any]:
+    """A resource, or a part of one, as the API server takes it."""
+    return resource.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
 class AgentRun(Model):
     api_version: Literal["dbabench.io/v1alpha1"]
     kind: Literal["AgentRun"]
-    metadata: Metadata
+    metadata: ObjectMeta
     spec: AgentRunSpec
     status: AgentRunStatus | None = None
 
@@ -139,7 +164,7 @@ class EvaluationSpec(Model):
 class Evaluation(Model):
     api_version: Literal["dbabench.io/v1alpha1"]
     kind: Literal["Evaluation"]
-    metadata: Metadata
+    metadata: ObjectMeta
     spec: EvaluationSpec
 
 
@@ -186,6 +211,6 @@ class CampaignStatus(Model):
 class Campaign(Model):
     api_version: Literal["dbabench.io/v1alpha1"]
     kind: Literal["Campaign"]
-    metadata: Metadata
+    metadata: ObjectMeta
     spec: CampaignSpec
     status: CampaignStatus | None = None

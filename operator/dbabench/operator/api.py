@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from typing import Any
 
 from kubernetes import client, config, dynamic
 from kubernetes.client.rest import ApiException
 
 from dbabench.model.crd import GROUP, VERSION
+from dbabench.model.kube import OwnerReference
 
 
 class KubeApi:
@@ -99,7 +101,6 @@ class KubeApi:
         return existing
 
 
-def owner_reference(body: dict[str, Any]) -> dict[str, Any]:
-    return {"apiVersion": body["apiVersion"], "kind": body["kind"],
-            "name": body["metadata"]["name"], "uid": body["metadata"]["uid"],
-            "controller": True, "blockOwnerDeletion": True}
+def owner_reference(body: Mapping[str, Any]) -> OwnerReference:
+    return OwnerReference(api_version=body["apiVersion"], kind=body["kind"],
+                          name=body["metadata"]["name"], uid=body["metadata"]["uid"])

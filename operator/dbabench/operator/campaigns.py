@@ -13,7 +13,8 @@ from typing import Any
 
 from dbabench.model.crd import GROUP
 from dbabench.model.evaluation import combined_basis
-from dbabench.model.kube import AgentSpec, AgentTally, CampaignSpec, CampaignStatus, Phase
+from dbabench.model.kube import (AgentRun, AgentRunSpec, AgentSpec, AgentTally, CampaignSpec,
+                                 CampaignStatus, ObjectMeta, OwnerReference, Phase, wire)
 
 CAMPAIGN_LABEL = f"{GROUP}/campaign"
 TERMINAL = {Phase.succeeded.value, Phase.failed.value, Phase.infra_error.value}
@@ -53,18 +54,12 @@ def plan(campaign: str, spec: CampaignSpec) -> list[PlannedRun]:
 
 
 def agentrun_body(run: PlannedRun, campaign: str, spec: CampaignSpec,
-                  owner: dict[str, Any]) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "apiVersion": f"{GROUP}/v1alpha1", "kind": "AgentRun",
-        "metadata": {"name": run.name, "ownerReferences": [owner],
-                     "labels": {CAMPAIGN_LABEL: campaign}},
-        "spec": {"scenario": run.scenario,
-                 "agent": run.agent.model_dump(mode="json", by_alias=True, exclude_none=True)},
-    }
-    if spec.budget is not None:
-        body["spec"]["budget"] = spec.budget.model_dump(mode="json", by_alias=True,
-                                                        exclude_none=True)
-    return body
+                  owner: OwnerReference) -> dict[str, Any]:
+    return wire(AgentRun(
+        api_version=f"{GROUP}/v1alpha1", kind="AgentRun",
+        metadata=ObjectMeta(name=run.name, owner_references=[owner],
+                            labels={CAMPAIGN_LABEL: campaign}),
+        spec=AgentRunSpec(scenario=run.scenario, agent=run.agent, budget=spec.budget)))
 
 
 def to_start(planned: list[PlannedRun], existing: dict[str, dict[str, Any]],

@@ -33,9 +33,10 @@ from dbabench.errors import RETRY_LIMIT, BadInput, Disposition, disposition
 from dbabench.model.base import Model
 from dbabench.model.crd import GROUP, VERSION
 from dbabench.model.evaluation import EvaluationResult
-from dbabench.model.kube import MODEL_KINDS, AgentKind, AgentRunSpec, AgentSpec, CampaignSpec, Phase
+from dbabench.model.kube import (MODEL_KINDS, AgentKind, AgentRunSpec, AgentSpec, CampaignSpec,
+                                 CampaignStatus, Evaluation, EvaluationSpec, ObjectMeta, Phase, wire)
 from dbabench.model.scenario import Scenario
-from dbabench.model.status import Condition
+from dbabench.model.status import Condition, ScenarioStatus, SnapshotStatus
 from dbabench.operator import status as st
 from dbabench.operator.api import KubeApi, owner_reference
 from dbabench.operator import campaigns
@@ -105,13 +106,14 @@ async def cleanup(memo: kopf.Memo, **_: Any) -> None:
 
 async def _invalid_spec(api: KubeApi, namespace: str, plural: str, name: str,
                         error: ValidationError, generation: int | None,
-                        conditions: list[dict[str, Any]], condition: str) -> None:
+                        conditions: list[Condition], condition: str,
+                        status: type[ScenarioStatus | CampaignStatus]) -> None:
     """Failed, with every bad field path in the condition's message."""
     message = format_validation_error(f"{plural[:-1].capitalize()} {namespace}/{name}", error)
-    await api.patch_status(namespace, plural, name, {
-        "phase": "Failed", "phaseReason": "invalid spec", "observedGeneration": generation,
-        "conditions": st.set_condition(conditions, condition, False, "InvalidSpec", message,
-                                       generation=generation)})
+    await api.patch_status(namespace, plural, name, st.patch(status(
+        phase="Failed", phase_reason="invalid spec", observed_generation=generation,
+        conditions=st.set_condition(conditions, condition, False, "InvalidSpec", message,
+                                    generation=generation))))
 
 
 def _manifest(scenario: Scenario) -> str:
@@ -132,44 +134,43 @@ async def reconcile_scenario(body: kopf.Body, name: str, namespace: str, memo: k
                              logger: logging.Logger, retry: int, **_: Any) -> None:
     memo.metrics.reconciles.labels("scenario").inc()
     generation = body["metadata"].get("generation")
-    conditions = list(body.get("status", {}).get("conditions", []))
+    conditions = st.conditions_of(body)
     try:
         scenario = _scenario(body)
     except ValidationError as e:
         await _invalid_spec(memo.api, namespace, "scenarios", name, e, generation, conditions,
-                            "Valid")
+                            "Valid", ScenarioStatus)
         return
     conditions = st.set_condition(conditions, "Valid", True, "Validated", generation=generation)
-    await memo.api.patch_status(namespace, "scenarios", name, {
-        "phase": "Building", "phaseReason": "building the golden snapshot",
-        "observedGeneration": generation, "conditions": conditions})
+    await memo.api.patch_status(namespace, "scenarios", name, st.patch(ScenarioStatus(
+        phase="Building", phase_reason="building the golden snapshot",
+        observed_generation=generation, conditions=conditions)))
     try:
         if memo.config.executor == "pods":
             snapshot = await memo.pods.build_golden(scenario, _manifest(scenario), namespace,
-                                                   owner_reference(dict(body)))
+                                                   owner_reference(body))
         else:
             golden = await prepare_golden(scenario, memo.config.runs_dir)
-            snapshot = {"name": golden.key, "ready": True, "sizeBytes": golden.size_bytes,
-                        "builtAt": golden.built_at, "method": "local-store"}
+            snapshot = SnapshotStatus(name=golden.key, ready=True, size_bytes=golden.size_bytes,
+                                      built_at=golden.built_at, method="local-store")
     except Exception as e:
         memo.metrics.errors.labels("scenario").inc()
         logger.exception("golden snapshot of %s failed", name)
         failed = disposition(e)
         delay = failed.retry_delay(retry)
         if delay is not None:
-            await memo.api.patch_status(namespace, "scenarios", name, {
-                "phaseReason": _retrying(failed, retry, delay)})
+            await memo.api.patch_status(namespace, "scenarios", name, st.patch(ScenarioStatus(
+                phase_reason=_retrying(failed, retry, delay))))
             raise kopf.TemporaryError(failed.reason, delay=delay) from e
-        await memo.api.patch_status(namespace, "scenarios", name, {
-            "phase": "Failed", "phaseReason": f"snapshot build failed: {failed.reason}"[:1000],
-            "conditions": st.set_condition(conditions, "SnapshotReady", False, "BuildFailed",
-                                           failed.reason, generation=generation)})
+        await memo.api.patch_status(namespace, "scenarios", name, st.patch(ScenarioStatus(
+            phase="Failed", phase_reason=f"snapshot build failed: {failed.reason}"[:1000],
+            conditions=st.set_condition(conditions, "SnapshotReady", False, "BuildFailed",
+                                        failed.reason, generation=generation))))
         return
-    await memo.api.patch_status(namespace, "scenarios", name, {
-        "phase": "Ready", "phaseReason": "golden snapshot ready",
-        "snapshot": snapshot,
-        "conditions": st.set_condition(conditions, "SnapshotReady", True, "Built",
-                                       f"snapshot {snapshot['name']}", generation=generation)})
+    await memo.api.patch_status(namespace, "scenarios", name, st.patch(ScenarioStatus(
+        phase="Ready", phase_reason="golden snapshot ready", snapshot=snapshot,
+        conditions=st.set_condition(conditions, "SnapshotReady", True, "Built",
+                                    f"snapshot {snapshot.name}", generation=generation))))
 
 
 class Run:
@@ -182,30 +183,31 @@ class Run:
         self.name = body["metadata"]["name"]
         self.namespace = body["metadata"]["namespace"]
         self.generation = body["metadata"].get("generation")
-        self.conditions = list(body.get("status", {}).get("conditions", []))
+        self.conditions = st.conditions_of(body)
 
-    async def enter(self, phase: Phase, reason: str, **extra: Any) -> None:
-        patch = st.phase_patch(phase, reason, self.conditions, self.generation)
-        self.conditions = patch["conditions"]
-        await self.api.patch_status(self.namespace, "agentruns", self.name, {**patch, **extra})
+    async def enter(self, phase: Phase, reason: str, **fields: Any) -> None:
+        """Into ``phase``; ``fields``: more of AgentRunStatus (started_at, evaluation, summary)."""
+        status = st.phase_status(phase, reason, self.conditions, self.generation, **fields)
+        self.conditions = status.conditions
+        await self.api.patch_status(self.namespace, "agentruns", self.name, st.patch(status))
         self.metrics.transitions.labels(phase.value).inc()
 
     async def record(self, evaluation: EvaluationResult) -> None:
-        body = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "Evaluation",
-                "metadata": {"name": self.name, "namespace": self.namespace,
-                             "labels": {f"{GROUP}/agentrun": self.name},
-                             "ownerReferences": [owner_reference(dict(self.body))]},
-                "spec": {"agentRun": self.name,
-                         "result": evaluation.model_dump(mode="json", by_alias=True)}}
-        stored = await self.api.create_once(self.namespace, "evaluations", body)
+        resource = Evaluation(
+            api_version=f"{GROUP}/{VERSION}", kind="Evaluation",
+            metadata=ObjectMeta(name=self.name, namespace=self.namespace,
+                                labels={f"{GROUP}/agentrun": self.name},
+                                owner_references=[owner_reference(self.body)]),
+            spec=EvaluationSpec(agent_run=self.name, result=evaluation))
+        stored = await self.api.create_once(self.namespace, "evaluations", wire(resource))
         await self.finish(EvaluationResult.model_validate(stored["spec"]["result"]))
 
     async def finish(self, evaluation: EvaluationResult) -> None:
         phase, reason = st.finished(evaluation)
-        extra: dict[str, Any] = {"evaluation": self.name}
+        fields: dict[str, Any] = {"evaluation": self.name}
         if evaluation.status == "scored":
-            extra["summary"] = st.summary(evaluation).model_dump(mode="json", by_alias=True)
-        await self.enter(phase, reason, **extra)
+            fields["summary"] = st.summary(evaluation)
+        await self.enter(phase, reason, **fields)
 
 
 # No ``when`` filter on the phase: kopf would cancel the daemon the moment its own final status
@@ -274,7 +276,7 @@ async def _drive(run: Run, spec: kopf.Spec, name: str, namespace: str, memo: kop
         async with memo.runs:
             evaluation = await memo.pods.run(
                 name, namespace, run_spec, scenario, _manifest(scenario),
-                scenario_body["status"]["snapshot"]["name"], owner_reference(dict(run.body)),
+                scenario_body["status"]["snapshot"]["name"], owner_reference(run.body),
                 lambda phase, reason: run.enter(phase, reason))
         memo.metrics.durations.observe(time.monotonic() - started)
         await run.record(evaluation)
@@ -283,7 +285,7 @@ async def _drive(run: Run, spec: kopf.Spec, name: str, namespace: str, memo: kop
                            api_key=await _api_key(memo.api, namespace, run_spec.agent))
     async with memo.runs:
         await run.enter(Phase.provisioning, "restoring the golden snapshot",
-                        startedAt=st.now().isoformat().replace("+00:00", "Z"))
+                        started_at=st.now())
         result = await run_scenario(
             scenario, agent, runs_root=memo.config.runs_dir,
             manifest_text=_manifest(scenario),
@@ -337,15 +339,15 @@ async def _wait_for_scenario(run: Run, scenario: str, timeout: float) -> kopf.Bo
 async def drive_campaign(body: kopf.Body, spec: kopf.Spec, name: str, namespace: str,
                          memo: kopf.Memo, stopped: kopf.DaemonStopped, **_: Any) -> None:
     generation = body["metadata"].get("generation")
-    conditions = list(body.get("status", {}).get("conditions", []))
+    conditions = st.conditions_of(body)
     try:
         campaign = CampaignSpec.model_validate(dict(spec))
     except ValidationError as e:
         await _invalid_spec(memo.api, namespace, "campaigns", name, e, generation, conditions,
-                            "Ready")
+                            "Ready", CampaignStatus)
         return
     planned = campaigns.plan(name, campaign)
-    owner = owner_reference(dict(body))
+    owner = owner_reference(body)
     while not stopped:
         memo.metrics.reconciles.labels("campaign").inc()
         existing = {r["metadata"]["name"]: r for r in await memo.api.list(
@@ -356,9 +358,9 @@ async def drive_campaign(body: kopf.Body, spec: kopf.Spec, name: str, namespace:
         status = campaigns.tally(planned, existing)
         done = status.phase == "Succeeded"
         status.observed_generation = generation
-        status.conditions = [Condition.model_validate(c) for c in st.set_condition(
+        status.conditions = st.set_condition(
             conditions, "Ready", True if done else None, "Finished" if done else "Running",
-            status.phase_reason, generation=generation)]
+            status.phase_reason, generation=generation)
         await memo.api.patch_status(namespace, "campaigns", name,
                                     status.model_dump(mode="json", by_alias=True,
                                                       exclude_none=True))

@@ -24,8 +24,9 @@ from dbabench.env.postgres import BASELINE_SETTINGS, Credentials
 from dbabench.evaluate import scorer
 from dbabench.model.admission import Admission
 from dbabench.model.evaluation import EvaluationResult
-from dbabench.model.kube import AgentKind, AgentRunSpec, Phase
+from dbabench.model.kube import AgentKind, AgentRunSpec, OwnerReference, Phase, wire
 from dbabench.model.scenario import Scenario
+from dbabench.model.status import SnapshotStatus
 from dbabench.operator.api import KubeApi
 from dbabench.scenario.loader import golden_key
 
@@ -89,14 +90,14 @@ class PodsExecutor:
     # -- the golden snapshot ----------------------------------------------------------------------
 
     async def build_golden(self, scenario: Scenario, manifest: str, namespace: str,
-                           owner: dict[str, Any]) -> dict[str, Any]:
+                           owner: OwnerReference) -> SnapshotStatus:
         """Build (or find) the Scenario's golden VolumeSnapshot; its status block."""
         key = golden_key(scenario, BASELINE_SETTINGS)
         name = kube.golden_name(key)
         credentials = Credentials.generate()
         passwords = {"superuser-password": credentials.superuser_password,
                      "app-password": credentials.app_password}
-        for body in kube.golden_objects(key, manifest, passwords, self.settings, owner):
+        for body in kube.golden_objects(key, manifest, passwords, self.settings, wire(owner)):
             await self.api.ensure(namespace, body)
 
         async def built() -> bool | None:
@@ -110,11 +111,12 @@ class PodsExecutor:
         if self.settings.clone_from == "pvc":
             claim = await self.api.read(namespace, "v1", "PersistentVolumeClaim", name) or {}
             job = await self.api.read(namespace, "batch/v1", "Job", name) or {}
-            return {"name": name, "ready": True, "method": "pvc-clone",
-                    "sizeBytes": _quantity(((claim.get("status") or {}).get("capacity") or {})
-                                           .get("storage")),
-                    "builtAt": (job.get("status") or {}).get("completionTime")}
-        await self.api.ensure(namespace, kube.golden_snapshot(key, self.settings, owner))
+            return SnapshotStatus(
+                name=name, ready=True, method="pvc-clone",
+                size_bytes=_quantity(((claim.get("status") or {}).get("capacity") or {})
+                                     .get("storage")),
+                built_at=(job.get("status") or {}).get("completionTime"))
+        await self.api.ensure(namespace, kube.golden_snapshot(key, self.settings, wire(owner)))
 
         async def ready() -> dict[str, Any] | None:
             snap = await self.api.read(namespace, kube.SNAPSHOT_API, "VolumeSnapshot", name)
@@ -124,13 +126,13 @@ class PodsExecutor:
             return status if status.get("readyToUse") else None
 
         status = await _until(f"VolumeSnapshot {name} to be ready", self.phase_timeout, ready)
-        return {"name": name, "ready": True, "sizeBytes": _quantity(status.get("restoreSize")),
-                "builtAt": status.get("creationTime"), "method": "volume-snapshot"}
+        return SnapshotStatus(name=name, ready=True, size_bytes=_quantity(status.get("restoreSize")),
+                              built_at=status.get("creationTime"), method="volume-snapshot")
 
     # -- one run --------------------------------------------------------------------------------------
 
     async def run(self, name: str, namespace: str, spec: AgentRunSpec, scenario: Scenario,
-                  manifest: str, snapshot: str, owner: dict[str, Any],
+                  manifest: str, snapshot: str, owner: OwnerReference,
                   enter: Callable[[Phase, str], Awaitable[None]]) -> EvaluationResult:
         try:
             return await self._run(name, namespace, spec, scenario, manifest, snapshot, owner,
@@ -143,7 +145,7 @@ class PodsExecutor:
             await self.cleanup(name, namespace)
 
     async def _run(self, name: str, namespace: str, spec: AgentRunSpec, scenario: Scenario,
-                   manifest: str, snapshot: str, owner: dict[str, Any],
+                   manifest: str, snapshot: str, owner: OwnerReference,
                    enter: Callable[[Phase, str], Awaitable[None]]) -> EvaluationResult:
         if scenario.spec.database.replica is not None:
             raise PodsError(f"scenario {scenario.name} has a streaming replica; the pods executor"
@@ -157,7 +159,7 @@ class PodsExecutor:
             name, namespace, snapshot, manifest, scenario.spec.database.name,
             {"superuser-password": own.superuser_password, "app-password": own.app_password},
             _decoded(golden_secret)["superuser-password"], secrets.token_urlsafe(24),
-            secrets.token_urlsafe(24), agent, self.settings, owner)
+            secrets.token_urlsafe(24), agent, self.settings, wire(owner))
 
         await enter(Phase.provisioning, "restoring the golden snapshot into a volume")
         for body in objects["provisioning"]:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel
 
 from dbabench.model.evaluation import EvaluationResult
-from dbabench.model.kube import Phase, RunSummary
+from dbabench.model.kube import AgentRunStatus, Phase, RunSummary
 from dbabench.model.status import Condition
 
 TERMINAL = frozenset({Phase.succeeded, Phase.failed, Phase.infra_error})
@@ -16,26 +19,28 @@ def now() -> datetime:
     return datetime.now(timezone.utc).replace(microsecond=0)
 
 
-def set_condition(conditions: list[dict[str, Any]], type_: str, status: bool | None,
+def patch(status: BaseModel) -> dict[str, Any]:
+    """A status written as a merge patch: the fields given when ``status`` was made, in the
+    resource's own spelling (the CRD is generated from the same model)."""
+    return status.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+
+def conditions_of(body: Mapping[str, Any]) -> list[Condition]:
+    return [Condition.model_validate(c) for c in (body.get("status") or {}).get("conditions", [])]
+
+
+def set_condition(conditions: list[Condition], type_: str, status: bool | None,
                   reason: str, message: str = "", *,
-                  generation: int | None = None) -> list[dict[str, Any]]:
+                  generation: int | None = None) -> list[Condition]:
     """Conditions with ``type_`` set; lastTransitionTime moves only when the status changes."""
-    value = "Unknown" if status is None else ("True" if status else "False")
-    existing = next((c for c in conditions if c.get("type") == type_), None)
-    changed_at = (existing["lastTransitionTime"] if existing and existing.get("status") == value
-                  else now().isoformat().replace("+00:00", "Z"))
+    value: Literal["True", "False", "Unknown"] = (
+        "Unknown" if status is None else ("True" if status else "False"))
+    existing = next((c for c in conditions if c.type == type_), None)
+    changed_at = (existing.last_transition_time if existing and existing.status == value
+                  else now())
     condition = Condition(type=type_, status=value, reason=reason, message=message[:32768],
-                          observed_generation=generation,
-                          last_transition_time=datetime.fromisoformat(
-                              changed_at.replace("Z", "+00:00")))
-    kept = [c for c in conditions if c.get("type") != type_]
-    return kept + [_dump(condition)]
-
-
-def _dump(condition: Condition) -> dict[str, Any]:
-    data = condition.model_dump(mode="json", by_alias=True, exclude_none=True)
-    data["lastTransitionTime"] = data["lastTransitionTime"].replace("+00:00", "Z")
-    return data
+                          observed_generation=generation, last_transition_time=changed_at)
+    return [c for c in conditions if c.type != type_] + [condition]
 
 
 def summary(evaluation: EvaluationResult) -> RunSummary:
@@ -58,17 +63,16 @@ def finished(evaluation: EvaluationResult) -> tuple[Phase, str]:
     return Phase.succeeded, f"graded: {verdict}"
 
 
-def phase_patch(phase: Phase, reason: str, conditions: list[dict[str, Any]],
-                generation: int | None) -> dict[str, Any]:
-    """The status patch for entering ``phase``: phase, reason and the Ready condition."""
+def phase_status(phase: Phase, reason: str, conditions: list[Condition],
+                 generation: int | None, **fields: Any) -> AgentRunStatus:
+    """The AgentRun status of entering ``phase``: phase, reason, the Ready condition, and
+    ``fields`` (started_at, evaluation, summary) where given."""
     ready = True if phase == Phase.succeeded else (False if phase in TERMINAL else None)
     condition_reason = {Phase.succeeded: "Graded", Phase.failed: "Failed",
                         Phase.infra_error: "InfraError"}.get(phase, phase.value)
-    patch: dict[str, Any] = {
-        "phase": phase.value, "phaseReason": reason, "observedGeneration": generation,
-        "conditions": set_condition(conditions, "Ready", ready, condition_reason, reason,
-                                    generation=generation),
-    }
     if phase in TERMINAL:
-        patch["finishedAt"] = now().isoformat().replace("+00:00", "Z")
-    return patch
+        fields["finished_at"] = now()
+    return AgentRunStatus(
+        phase=phase, phase_reason=reason, observed_generation=generation,
+        conditions=set_condition(conditions, "Ready", ready, condition_reason, reason,
+                                 generation=generation), **fields)
