@@ -51,6 +51,15 @@ def operator_deployment(docs: list[dict[str, Any]]) -> dict[str, Any]:
     return dep
 
 
+def _config(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> OperatorConfig:
+    """The settings the operator reads from the environment the chart gives its container."""
+    for name in [n for n in os.environ if n.startswith("DBABENCH_OPERATOR_")]:
+        monkeypatch.delenv(name)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    return OperatorConfig()
+
+
 def assert_least_privilege(docs: list[dict[str, Any]], *, run_secrets: bool = False) -> None:
     """``run_secrets``: the pods executor, which creates each run's Secrets in the watched
     namespaces (namespaced Roles only, never a ClusterRole)."""
@@ -88,7 +97,7 @@ def test_chart_lints(control_plane: ControlPlane, sets: tuple[str, ...]) -> None
 
 
 def test_rendered_deployment_runs_the_operator_as_the_chart_service_account(
-        control_plane: ControlPlane) -> None:
+        control_plane: ControlPlane, monkeypatch: pytest.MonkeyPatch) -> None:
     docs = render(control_plane)
     dep = operator_deployment(docs)
     pod = dep["spec"]["template"]["spec"]
@@ -103,7 +112,7 @@ def test_rendered_deployment_runs_the_operator_as_the_chart_service_account(
     # operator's own config model accepts (a typo'd name would silently fall to a default).
     assert {f"DBABENCH_OPERATOR_{f.upper()}" for f in OperatorConfig.model_fields} == set(
         operator_env)
-    config = OperatorConfig.from_env(operator_env)
+    config = _config(operator_env, monkeypatch)
     mount = {m["name"]: m["mountPath"] for m in container["volumeMounts"]}["state"]
     assert config.runs_dir.is_relative_to(mount), "run directories would not be on the volume"
     assert env["DBABENCH_CACHE"].startswith(mount)
@@ -148,14 +157,14 @@ def test_rendered_namespaced_mode_has_a_role_per_namespace_and_no_cluster_role(
 
 
 def test_rendered_pods_executor_grants_run_objects_in_watched_namespaces_only(
-        control_plane: ControlPlane) -> None:
+        control_plane: ControlPlane, monkeypatch: pytest.MonkeyPatch) -> None:
     docs = render(control_plane, "executor=pods", "watchNamespaces={a,b}",
                   "pods.storageClass=fast", "pods.nodeSelector.pool=bench")
     assert_least_privilege(docs, run_secrets=True)
     assert not of_kind(docs, "ClusterRole")
     container = operator_deployment(docs)["spec"]["template"]["spec"]["containers"][0]
     env = {e["name"]: e["value"] for e in container["env"]}
-    config = OperatorConfig.from_env(env)
+    config = _config(env, monkeypatch)
     assert config.executor == "pods"
     assert (config.kube.image, config.kube.storage_class, config.kube.node_selector) == (
         container["image"], "fast", {"pool": "bench"})

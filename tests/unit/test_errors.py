@@ -6,6 +6,7 @@ import pytest
 
 from dbabench.agents.base import AgentFailure
 from dbabench.agents.chat import ApiError, ModelConfigError
+from dbabench.env.contract import ContractError
 from dbabench.env.local import GoldenError
 from dbabench.env.monitoring import MonitoringError
 from dbabench.env.postgres import PostgresError
@@ -32,7 +33,8 @@ from dbabench.tools.sql import GrammarMismatch
     (SandboxUnavailable("cannot sandbox: no unshare"), "infra", EXIT_INFRA, False),
     (GrammarMismatch("the server is PostgreSQL 16"), "infra", EXIT_INFRA, False),
     (KnowledgeBaseUnavailable("no docs"), "infra", EXIT_INFRA, False),
-    (ComponentError("DBABENCH_RUN is not set"), "infra", EXIT_INFRA, False),
+    (ComponentError("ConfigMap r1-trace holds no outcome"), "infra", EXIT_INFRA, False),
+    (ContractError("DBABENCH_RUN is not set"), "infra", EXIT_INFRA, False),
     # a server, a store, a cluster or a gateway that failed this once
     (PostgresError("postgres did not accept connections in 30s"), "infra", EXIT_INFRA, True),
     (MonitoringError("Prometheus did not see targets up"), "infra", EXIT_INFRA, True),

@@ -255,13 +255,9 @@ def _operator(args: argparse.Namespace) -> int:
 
 
 def _component(args: argparse.Namespace) -> int:
-    from dbabench.runner.components import ComponentError, run_component
+    from dbabench.runner.components import run_component
 
-    try:
-        run_component(args.name, kind=args.kind, remediation=args.remediation)
-    except ComponentError as e:
-        console.print(f"[red]error:[/red] {e}", highlight=False)
-        return EXIT_USAGE
+    run_component(args.name, kind=args.kind, remediation=args.remediation)
     return EXIT_OK
 
 

@@ -34,9 +34,9 @@ from __future__ import annotations
 import base64
 import gzip
 import json
-import os
 from typing import Any, Literal
 
+from dbabench.env import contract
 from dbabench.model.base import Model
 
 GROUP = "dbabench.io"
@@ -82,21 +82,22 @@ def addr(name: str, namespace: str, port: str) -> str:
     return f"{service_host(name, namespace)}:{PORTS[port]}"
 
 
-def _env(name: str, value: str) -> dict[str, Any]:
-    return {"name": name, "value": value}
+def _env(field: str, value: str) -> dict[str, Any]:
+    return {"name": contract.variable(field), "value": value}
 
 
-def _secret_env(name: str, secret: str, key: str) -> dict[str, Any]:
-    return {"name": name, "valueFrom": {"secretKeyRef": {"name": secret, "key": key}}}
+def _secret_env(field: str, secret: str, key: str) -> dict[str, Any]:
+    return {"name": contract.variable(field),
+            "valueFrom": {"secretKeyRef": {"name": secret, "key": key}}}
 
 
 def _namespace_env() -> dict[str, Any]:
-    return {"name": "DBABENCH_NAMESPACE",
+    return {"name": contract.variable("namespace"),
             "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}}
 
 
 def _port_env(component: str) -> dict[str, Any]:
-    return _env(f"DBABENCH_PORT_{component.upper()}", str(PORTS[component]))
+    return _env(f"port_{component}", str(PORTS[component]))
 
 
 def _container(name: str, settings: KubeSettings, component: list[str],
@@ -161,18 +162,18 @@ def _work_volume() -> dict[str, Any]:
 
 
 def _db_env(secret: str, *, app: bool = False, control: bool = False) -> list[dict[str, Any]]:
-    env = [_secret_env("DBABENCH_PG_SUPERUSER_PASSWORD", secret, "superuser-password")]
+    env = [_secret_env("pg_superuser_password", secret, "superuser-password")]
     if app:
-        env.append(_secret_env("DBABENCH_PG_APP_PASSWORD", secret, "app-password"))
+        env.append(_secret_env("pg_app_password", secret, "app-password"))
     if control:
-        env.append(_secret_env("DBABENCH_CONTROL_TOKEN", secret, "control-token"))
+        env.append(_secret_env("control_token", secret, "control-token"))
     return env
 
 
 def _result_env(configmap: str, owner: dict[str, Any] | None) -> list[dict[str, Any]]:
-    env = [_env("DBABENCH_RESULT_CONFIGMAP", configmap), _namespace_env()]
+    env = [_env("result_configmap", configmap), _namespace_env()]
     if owner is not None:
-        env.append(_env("DBABENCH_OWNER", json.dumps(owner)))
+        env.append(_env("owner", json.dumps(owner)))
     return env
 
 
@@ -214,7 +215,7 @@ def golden_objects(key: str, manifest: str, passwords: dict[str, str], settings:
                    owner: dict[str, Any] | None) -> list[dict[str, Any]]:
     """Secret, manifest, volume and the Job that fills it; the snapshot is taken after."""
     name = golden_name(key)
-    env = [_env("DBABENCH_SCENARIO_FILE", SCENARIO_FILE), _env("DBABENCH_PG_HOME", PG_HOME),
+    env = [_env("scenario_file", SCENARIO_FILE), _env("pg_home", PG_HOME),
            *_db_env(name, app=True)]
     container = _container("golden", settings, ["golden"], env,
                            mounts=(("data", PG_HOME), ("scenario", "/etc/dbabench")))
@@ -261,27 +262,27 @@ def run_objects(run: str, namespace: str, snapshot: str, manifest: str, database
     db, tools = f"{run}-db", f"{run}-tools"
     pg_addr = addr(f"{run}-postgres", namespace, "postgres")
     workload_addr = addr(f"{run}-workload", namespace, "workload")
-    common = [_env("DBABENCH_SCENARIO_FILE", SCENARIO_FILE), _env("DBABENCH_RUN", run),
-              _env("DBABENCH_ADDR_POSTGRES", pg_addr)]
+    common = [_env("scenario_file", SCENARIO_FILE), _env("run", run),
+              _env("addr_postgres", pg_addr)]
     scenario_mount = ("scenario", "/etc/dbabench")
     scenario_volume = _config_volume(f"{run}-scenario")
 
     # the database pod has no manifest: what a program the server runs could read of the run
     postgres = _pod(f"{run}-postgres", run, "postgres", owner, settings, [
         _container("postgres", settings, ["postgres"],
-                   [_env("DBABENCH_PG_HOME", PG_HOME), _env("DBABENCH_DATABASE", database),
-                    _env("DBABENCH_RUN", run), *_db_env(db, app=True, control=True),
-                    _secret_env("DBABENCH_PG_GOLDEN_SUPERUSER_PASSWORD", db,
+                   [_env("pg_home", PG_HOME), _env("database", database),
+                    _env("run", run), *_db_env(db, app=True, control=True),
+                    _secret_env("pg_golden_superuser_password", db,
                                 "golden-superuser-password")],
                    # ready once the control endpoint listens: after this run's passwords are set
                    ports=("control", "postgres"), mounts=(("data", PG_HOME),)),
         _container("exporter", settings, ["exporter"],
-                   [_env("DBABENCH_ADDR_POSTGRES", f"127.0.0.1:{PORTS['postgres']}"),
+                   [_env("addr_postgres", f"127.0.0.1:{PORTS['postgres']}"),
                     *_db_env(db)], ports=("exporter",)),
         _container("prometheus", settings, ["prometheus"],
-                   [_env("DBABENCH_RUN", run), _env("DBABENCH_WORK_DIR", WORK_DIR),
-                    _env("DBABENCH_ADDR_EXPORTER", f"127.0.0.1:{PORTS['exporter']}"),
-                    _env("DBABENCH_ADDR_WORKLOAD", workload_addr)],
+                   [_env("run", run), _env("work_dir", WORK_DIR),
+                    _env("addr_exporter", f"127.0.0.1:{PORTS['exporter']}"),
+                    _env("addr_workload", workload_addr)],
                    ports=("prometheus",), mounts=(("work", WORK_DIR),)),
     ], [_claim_volume(f"{run}-data"), _work_volume()])
 
@@ -291,9 +292,9 @@ def run_objects(run: str, namespace: str, snapshot: str, manifest: str, database
     ], [scenario_volume])
 
     # the application's password too: checks of what the application's role runs with log in as it
-    harness = [*common, *_db_env(db, app=True), _env("DBABENCH_ADDR_WORKLOAD", workload_addr),
-               _env("DBABENCH_ADDR_BUSINESS", addr(f"{run}-workload", namespace, "business")),
-               _env("DBABENCH_WORK_DIR", WORK_DIR)]
+    harness = [*common, *_db_env(db, app=True), _env("addr_workload", workload_addr),
+               _env("addr_business", addr(f"{run}-workload", namespace, "business")),
+               _env("work_dir", WORK_DIR)]
     admit = _pod(f"{run}-admit", run, "admit", owner, settings, [
         _container("admit", settings, ["admit"],
                    [*harness, *_result_env(f"{run}-admission", owner)],
@@ -302,10 +303,10 @@ def run_objects(run: str, namespace: str, snapshot: str, manifest: str, database
         automountServiceAccountToken=True)
 
     sidecar = _container("tools", settings, ["tools"], [
-        *harness, _env("DBABENCH_ADDR_PROMETHEUS", addr(f"{run}-postgres", namespace, "prometheus")),
-        _env("DBABENCH_ADDR_CONTROL", addr(f"{run}-postgres", namespace, "control")),
-        _secret_env("DBABENCH_CONTROL_TOKEN", db, "control-token"),
-        _secret_env("DBABENCH_TOOLS_TOKEN", tools, "token"), _env("DBABENCH_TASK_FILE", TASK_FILE),
+        *harness, _env("addr_prometheus", addr(f"{run}-postgres", namespace, "prometheus")),
+        _env("addr_control", addr(f"{run}-postgres", namespace, "control")),
+        _secret_env("control_token", db, "control-token"),
+        _secret_env("tools_token", tools, "token"), _env("task_file", TASK_FILE),
         *_result_env(f"{run}-trace", owner)],
         ports=("tools",), mounts=(scenario_mount, ("work", WORK_DIR), ("task", TASK_DIR)))
     # A native sidecar: started before the agent (once its startup probe passes: it serves),
@@ -314,14 +315,14 @@ def run_objects(run: str, namespace: str, snapshot: str, manifest: str, database
     sidecar["startupProbe"] = {"tcpSocket": {"port": PORTS["tools"]}, "periodSeconds": 1,
                                "failureThreshold": 300}
     # What every agent gets (the external-agent contract): URL, token, task file. No more.
-    agent_env = [_env("DBABENCH_TOOLS_URL", f"http://127.0.0.1:{PORTS['tools']}"),
-                 _secret_env("DBABENCH_TOOLS_TOKEN", tools, "token"),
-                 _env("DBABENCH_TASK_FILE", TASK_FILE)]
+    agent_env = [_env("tools_url", f"http://127.0.0.1:{PORTS['tools']}"),
+                 _secret_env("tools_token", tools, "token"),
+                 _env("task_file", TASK_FILE)]
     agent_mounts = (("task", TASK_DIR), scenario_mount) if agent.sees_scenario else (
         ("task", TASK_DIR),)
     if agent.image is None:
         main = _container("agent", settings, agent.command,
-                          [*agent_env, _env("DBABENCH_SCENARIO_FILE", SCENARIO_FILE)]
+                          [*agent_env, _env("scenario_file", SCENARIO_FILE)]
                           if agent.sees_scenario else agent_env, mounts=agent_mounts)
     else:
         main = {"name": "agent", "image": agent.image, "env": agent_env,
@@ -343,9 +344,9 @@ def run_objects(run: str, namespace: str, snapshot: str, manifest: str, database
 
     evaluate = _pod(f"{run}-evaluate", run, "evaluate", owner, settings, [
         _container("evaluate", settings, ["evaluate"],
-                   [*harness, _env("DBABENCH_TRACE_CONFIGMAP", f"{run}-trace"),
-                    _env("DBABENCH_ADMISSION_CONFIGMAP", f"{run}-admission"),
-                    _env("DBABENCH_AGENT", agent.name),
+                   [*harness, _env("trace_configmap", f"{run}-trace"),
+                    _env("admission_configmap", f"{run}-admission"),
+                    _env("agent", agent.name),
                     *_result_env(f"{run}-evaluation", owner)],
                    mounts=(scenario_mount, ("work", WORK_DIR))),
     ], [scenario_volume, _work_volume()], serviceAccountName="dbabench-run",
@@ -437,7 +438,7 @@ def result_configmap(name: str, run: str, owner: dict[str, Any] | None,
 
 
 def owner_from_env() -> dict[str, Any] | None:
-    raw = os.environ.get("DBABENCH_OWNER")
+    raw = contract.get("owner")
     return json.loads(raw) if raw else None
 
 
@@ -455,11 +456,7 @@ def core_api() -> Any:
 
 
 def namespace_from_env() -> str:
-    try:
-        return os.environ["DBABENCH_NAMESPACE"]
-    except KeyError:
-        raise RuntimeError("DBABENCH_NAMESPACE is not set: the pod spec passes it from"
-                           " metadata.namespace") from None
+    return contract.need("namespace")
 
 
 def publish(name: str, run: str, payloads: dict[str, bytes]) -> None:

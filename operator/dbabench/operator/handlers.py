@@ -15,22 +15,19 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import json
 import logging
-import os
 import time
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 import kopf
 import yaml
 from pydantic import Field, ValidationError
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from dbabench.agents import registry
 from dbabench.env.kube import KubeSettings
 from dbabench.errors import RETRY_LIMIT, BadInput, Disposition, disposition
-from dbabench.model.base import Model
 from dbabench.model.crd import GROUP, VERSION
 from dbabench.model.evaluation import EvaluationResult
 from dbabench.model.kube import (MODEL_KINDS, AgentKind, AgentRunSpec, AgentSpec, CampaignSpec,
@@ -54,8 +51,11 @@ RUN_KINDS = {"local": SCRIPTED | MODEL_KINDS, "pods": SCRIPTED | {AgentKind.exte
 """The agents each executor runs; on pods, a model agent's container is still to come."""
 
 
-class OperatorConfig(Model):
-    """Read from ``DBABENCH_OPERATOR_*`` environment variables (the chart sets them)."""
+class OperatorConfig(BaseSettings):
+    """Read from ``DBABENCH_OPERATOR_*`` environment variables (the chart sets them); ``kube``
+    is JSON."""
+
+    model_config = SettingsConfigDict(env_prefix="DBABENCH_OPERATOR_", extra="ignore")
 
     runs_dir: Path = Field(default=Path("/var/lib/dbabench/runs"),
                            description="where run directories are kept")
@@ -71,20 +71,14 @@ class OperatorConfig(Model):
                                description="the pods executor's image, storage and snapshot"
                                            " classes, node selector (JSON)")
 
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str] = os.environ) -> "OperatorConfig":
-        prefix = "DBABENCH_OPERATOR_"
-        values: dict[str, Any] = {k[len(prefix):].lower(): v for k, v in environ.items()
-                                  if k.startswith(prefix)}
-        if "kube" in values:
-            values["kube"] = json.loads(values["kube"])
-        return cls.model_validate(values)
-
 
 @kopf.on.startup()
 async def startup(settings: kopf.OperatorSettings, memo: kopf.Memo, logger: logging.Logger,
                   **_: Any) -> None:
-    config = OperatorConfig.from_env()
+    try:
+        config = OperatorConfig()
+    except ValidationError as e:
+        raise BadInput(format_validation_error("the operator's settings (DBABENCH_OPERATOR_*)", e)) from None
     config.runs_dir.mkdir(parents=True, exist_ok=True)
     memo.config = config
     memo.api = KubeApi()

@@ -3,8 +3,8 @@
 Each is one piece of ``run_scenario`` (runner.run), run in its own container of the pods that
 env.kube describes, and configured only by the environment those pods set: ``DBABENCH_ADDR_*``
 (host:port of another component), ``DBABENCH_PORT_*`` (where to listen), the passwords from the
-run's Secrets, the manifest at ``DBABENCH_SCENARIO_FILE``. Results go to ConfigMaps
-(``env.kube.publish``) that the operator reads.
+run's Secrets, the manifest at ``DBABENCH_SCENARIO_FILE``; env.contract defines them all.
+Results go to ConfigMaps (``env.kube.publish``) that the operator reads.
 """
 
 from __future__ import annotations
@@ -23,9 +23,10 @@ import psycopg
 from aiohttp import web
 from psycopg import sql as pgsql
 
-from dbabench.errors import PermanentInfraError
+from dbabench.errors import BadInput, PermanentInfraError
 from dbabench.agents.scripted import scripted_agent
-from dbabench.env import kube
+from dbabench.env import contract, kube
+from dbabench.env.contract import need
 from dbabench.env.local import build_cluster
 from dbabench.env.monitoring import exporter_binary, prometheus_argv
 from dbabench.env.postgres import (APP_ROLE, BASELINE_SETTINGS, GOLDEN_META, SUPERUSER, Credentials,
@@ -50,32 +51,25 @@ from dbabench.workload.engine import WorkloadConfig, run_workload
 
 
 class ComponentError(PermanentInfraError, RuntimeError):
-    """A component's environment is incomplete: names the variable and who sets it."""
-
-
-def _var(name: str) -> str:
-    try:
-        return os.environ[name]
-    except KeyError:
-        raise ComponentError(f"{name} is not set; the run's pod spec (env.kube) sets it") from None
+    """A component cannot do its part: a result it needs was never published, a name unknown."""
 
 
 def _port(component: str) -> int:
-    return int(_var(f"DBABENCH_PORT_{component.upper()}"))
+    return int(need(f"port_{component}"))
 
 
 def _address(component: str) -> tuple[str, int]:
-    host, _, port = _var(f"DBABENCH_ADDR_{component.upper()}").rpartition(":")
+    host, _, port = need(f"addr_{component}").rpartition(":")
     return host, int(port)
 
 
 def _scenario() -> Scenario:
-    return load_file(Path(_var("DBABENCH_SCENARIO_FILE")))
+    return load_file(Path(need("scenario_file")))
 
 
 def _credentials() -> Credentials:
-    return Credentials(superuser_password=_var("DBABENCH_PG_SUPERUSER_PASSWORD"),
-                       app_password=os.environ.get("DBABENCH_PG_APP_PASSWORD", ""))
+    return Credentials(superuser_password=need("pg_superuser_password"),
+                       app_password=contract.get("pg_app_password") or "")
 
 
 def _server(scenario: Scenario) -> PostgresInstance:
@@ -86,7 +80,7 @@ def _server(scenario: Scenario) -> PostgresInstance:
 
 
 def _work_dir() -> Path:
-    path = Path(_var("DBABENCH_WORK_DIR"))
+    path = Path(need("work_dir"))
     path.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -120,7 +114,7 @@ def _progress(message: str) -> None:
 def golden() -> None:
     """Fill the volume at DBABENCH_PG_HOME with the scenario's golden cluster (once)."""
     scenario = _scenario()
-    home = Path(_var("DBABENCH_PG_HOME"))
+    home = Path(need("pg_home"))
     if (home / GOLDEN_META).exists():
         _progress(f"{home} already holds a golden cluster")
         return
@@ -137,11 +131,11 @@ def golden() -> None:
 async def postgres() -> None:
     """The run's server on the restored volume, and manage_instance's control endpoint, which
     answers the bearer of the run's control token only."""
-    home = Path(_var("DBABENCH_PG_HOME"))
-    golden = Credentials(superuser_password=_var("DBABENCH_PG_GOLDEN_SUPERUSER_PASSWORD"),
+    home = Path(need("pg_home"))
+    golden = Credentials(superuser_password=need("pg_golden_superuser_password"),
                          app_password="")
-    instance = PostgresInstance(home, golden, database=_var("DBABENCH_DATABASE"))
-    expected = f"Bearer {_var('DBABENCH_CONTROL_TOKEN')}".encode()
+    instance = PostgresInstance(home, golden, database=need("database"))
+    expected = f"Bearer {need('control_token')}".encode()
     instance.relocate(_port("postgres"), listen="*")
     procs = ProcessTable(Path(tempfile.mkdtemp(prefix="dbabench-procs-")))
     await asyncio.to_thread(instance.start, procs)
@@ -218,7 +212,7 @@ def exporter() -> None:
     host, port = _address("postgres")
     dsn = psycopg.conninfo.make_conninfo(
         host=host, port=port, dbname="postgres", user="postgres", sslmode="disable",
-        password=_var("DBABENCH_PG_SUPERUSER_PASSWORD"), application_name="postgres_exporter")
+        password=need("pg_superuser_password"), application_name="postgres_exporter")
     _exec([exporter_binary(), f"--web.listen-address=:{_port('exporter')}"],
           {"DATA_SOURCE_NAME": dsn})
 
@@ -226,7 +220,7 @@ def exporter() -> None:
 def prometheus() -> None:
     targets = {"postgres": "{}:{}".format(*_address("exporter")),
                "workload": "{}:{}".format(*_address("workload"))}
-    _exec(prometheus_argv(_work_dir(), _var("DBABENCH_RUN"), targets,
+    _exec(prometheus_argv(_work_dir(), need("run"), targets,
                           f":{_port('prometheus')}"))
 
 
@@ -237,9 +231,9 @@ async def workload() -> None:
     scenario = _scenario()
     server = _server(scenario)
     jobs = await asyncio.to_thread(apply_steps, server, scenario.spec.fault.runtime)
-    business = Path(os.environ.get("DBABENCH_WORK_DIR", "/tmp")) / "business.jsonl"
+    business = Path(contract.get("work_dir") or "/tmp") / "business.jsonl"
     business.touch()
-    config = WorkloadConfig(dsn=server.dsn(user="app", application_name=""),
+    config = WorkloadConfig(dsn=server.dsn(user=APP_ROLE, application_name=""),
                             spec=scenario.spec.workload, jobs=jobs, business_log=business,
                             metrics_port=_port("workload"), metrics_host="0.0.0.0")
 
@@ -283,7 +277,7 @@ async def admission() -> None:
 
     async def body(mirror: LogMirror) -> None:
         result = await admit(scenario, _probe(scenario, mirror), _progress)
-        kube.publish(_var("DBABENCH_RESULT_CONFIGMAP"), _var("DBABENCH_RUN"),
+        kube.publish(need("result_configmap"), need("run"),
                      {"admission.json": result.model_dump_json().encode()})
 
     await _with_mirror(scenario, body)
@@ -304,15 +298,15 @@ async def tools() -> None:
             observer_dsn=server.dsn(application_name="dbabench-harness"),
             pg_log_dir=mirror.pg_log_dir,
             control=RemoteInstanceControl(f"http://{control_host}:{control_port}",
-                                          _var("DBABENCH_CONTROL_TOKEN")))
+                                          need("control_token")))
         ctx = ToolContext(primary=primary, business_log=mirror.business_log,
                           prometheus_url=f"http://{host}:{port}", knowledge_index=index)
         gate = ToolGate(ctx, TraceWriter(_work_dir() / "trace.jsonl"),
                         Budget(max_steps=budget.max_steps, timeout_seconds=budget.timeout_seconds))
         task = AgentTask.of(scenario, list(TOOL_NAMES), new_incident())
-        Path(_var("DBABENCH_TASK_FILE")).write_text(task.model_dump_json(indent=1))
+        Path(need("task_file")).write_text(task.model_dump_json(indent=1))
         started = time.monotonic()
-        async with serve(gate, task, _var("DBABENCH_TOOLS_TOKEN"), "0.0.0.0", _port("tools")):
+        async with serve(gate, task, need("tools_token"), "0.0.0.0", _port("tools")):
             # The agent's end stops this sidecar (a native sidecar outlives its main container
             # only until then): the trace is handed over on the way out.
             await _until_signalled()
@@ -321,7 +315,7 @@ async def tools() -> None:
         late = (f"budget exhausted: time budget of {budget.timeout_seconds:.0f}s is spent"
                 if wall > budget.timeout_seconds and gate.report is None else None)
         outcome = gate.outcome(wall, late)
-        kube.publish(_var("DBABENCH_RESULT_CONFIGMAP"), _var("DBABENCH_RUN"),
+        kube.publish(need("result_configmap"), need("run"),
                      {"outcome.json": outcome.model_dump_json().encode()})
 
     await _with_mirror(scenario, body)
@@ -331,7 +325,7 @@ async def agent(kind: str, remediation: str | None) -> None:
     """A scripted agent in the agent container, through the sidecar like any other agent."""
     scenario = _scenario()
     chosen = scripted_agent(kind, scenario, remediation)
-    async with RemoteGate(_var("DBABENCH_TOOLS_URL"), _var("DBABENCH_TOOLS_TOKEN")) as gate:
+    async with RemoteGate(need("tools_url"), need("tools_token")) as gate:
         task = AgentTask.model_validate(await gate.task())
         try:
             await chosen.run(task, gate)  # type: ignore[arg-type]
@@ -343,21 +337,21 @@ async def agent(kind: str, remediation: str | None) -> None:
 
 async def evaluation() -> None:
     scenario = _scenario()
-    raw = kube.read_result(_var("DBABENCH_TRACE_CONFIGMAP"), "outcome.json")
+    raw = kube.read_result(need("trace_configmap"), "outcome.json")
     if raw is None:
-        raise ComponentError(f"ConfigMap {_var('DBABENCH_TRACE_CONFIGMAP')} holds no outcome:"
+        raise ComponentError(f"ConfigMap {need('trace_configmap')} holds no outcome:"
                              " the tool sidecar has not handed over the trace")
     outcome = AgentOutcome.model_validate_json(raw)
-    seen = kube.read_result(_var("DBABENCH_ADMISSION_CONFIGMAP"), "admission.json")
+    seen = kube.read_result(need("admission_configmap"), "admission.json")
     if seen is None:
-        raise ComponentError(f"ConfigMap {_var('DBABENCH_ADMISSION_CONFIGMAP')} holds no"
+        raise ComponentError(f"ConfigMap {need('admission_configmap')} holds no"
                              " admission: the protected tables were never seen")
     admission = Admission.model_validate_json(seen)
 
     async def body(mirror: LogMirror) -> None:
-        result = await evaluator.grade(scenario, _var("DBABENCH_AGENT"), outcome,
+        result = await evaluator.grade(scenario, need("agent"), outcome,
                                        _probe(scenario, mirror), admission, _progress)
-        kube.publish(_var("DBABENCH_RESULT_CONFIGMAP"), _var("DBABENCH_RUN"),
+        kube.publish(need("result_configmap"), need("run"),
                      {"evaluation.json": result.model_dump_json().encode()})
 
     await _with_mirror(scenario, body)
@@ -382,4 +376,4 @@ def run_component(name: str, *, kind: str = "reference", remediation: str | None
         elif name == "agent":
             asyncio.run(agent(kind, remediation))
         else:
-            raise ComponentError(f"unknown component {name!r}: one of {', '.join(COMPONENTS)}")
+            raise BadInput(f"unknown component {name!r}: one of {', '.join(COMPONENTS)}")
