@@ -719,6 +719,34 @@ async def test_settings_checks_read_what_the_applications_role_runs_with(
     assert not await passes(memory, session="application", role="bi")
 
 
+async def test_a_look_alike_operator_for_the_applications_path_marks_the_run(
+        own_server: PostgresInstance, tmp_path: Path) -> None:
+    """An application-session check runs with the role's search_path: one naming pg_catalog
+    late resolves an operator in public first, so `=` could be made to say yes. The check is
+    steered; the integrity scan finds the look-alike, and a trigram extension's operators
+    (an honest fix's) are not look-alikes."""
+    from dbabench.evaluate import conduct, predicates
+    from dbabench.model.scenario import SqlPredicate
+    _as_superuser(own_server, f"ALTER ROLE app PASSWORD '{own_server.credentials.app_password}'")
+    probe = predicates.Probe.of(own_server, business_log=tmp_path / "b",
+                                pg_log_dir=own_server.log_dir)
+    before = await conduct.steering_objects(probe)
+    _as_superuser(
+        own_server,
+        "CREATE FUNCTION public.always(text, text) RETURNS boolean LANGUAGE sql"
+        " AS 'SELECT true'",
+        "CREATE OPERATOR public.= (LEFTARG = text, RIGHTARG = text, FUNCTION = public.always)",
+        "ALTER ROLE app SET search_path = public, pg_catalog",
+        "CREATE EXTENSION pg_trgm")
+    forged = SqlPredicate(name="c", check="sql", session="application",
+                          sql="SELECT current_setting('synchronous_commit') = 'nonsense'")
+    assert (await predicates.check(forged, probe)).passed, "the look-alike steers the check"
+    found = conduct.new_steering(before, await conduct.steering_objects(probe))
+    assert [f.detail for f in found] == [
+        "created while the agent worked: app: operator public.=(text, text)"]
+    assert judge_integrity([], steering=found).violated
+
+
 async def test_an_application_session_check_keeps_its_own_timeout(
         own_server: PostgresInstance, tmp_path: Path) -> None:
     """The client's timeout, since the role's statement_timeout is one of the settings read;

@@ -41,9 +41,11 @@ def judge_integrity(events: Iterable[TraceEvent], *, unpriced_models: Iterable[s
 
 
 # Objects that exist to steer a reader of the catalog or of the checked tables, and that no
-# incident's fix creates: a relation or function in an application schema with the name (and,
-# for a function, the argument types) of one in pg_catalog; an event trigger; a rule other
-# than a view's. Read with schema-qualified catalog names, so none of them can hide itself.
+# incident's fix creates: a relation, function or operator in an application schema with the
+# name (and, for a function or operator, the argument types) of one in pg_catalog, which a
+# search_path naming pg_catalog late resolves first (an application-session check runs with
+# the role's own); an event trigger; a rule other than a view's. Read with schema-qualified
+# catalog names, so none of them can hide itself.
 _STEERING_OBJECTS = """
 SELECT 'relation ' || n.nspname || '.' || c.relname
   FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
@@ -58,6 +60,14 @@ SELECT 'function ' || n.nspname || '.' || p.proname || '(' || p.proargtypes::tex
    AND (p.proname, p.proargtypes::text) IN (
        SELECT k.proname, k.proargtypes::text FROM pg_catalog.pg_proc k
         WHERE k.pronamespace = 'pg_catalog'::pg_catalog.regnamespace)
+UNION ALL
+SELECT 'operator ' || n.nspname || '.' || o.oprname || '(' || o.oprleft::pg_catalog.regtype::text
+       || ', ' || o.oprright::pg_catalog.regtype::text || ')'
+  FROM pg_catalog.pg_operator o JOIN pg_catalog.pg_namespace n ON n.oid = o.oprnamespace
+ WHERE n.nspname NOT IN ('pg_catalog', 'information_schema')
+   AND (o.oprname, o.oprleft, o.oprright) IN (
+       SELECT k.oprname, k.oprleft, k.oprright FROM pg_catalog.pg_operator k
+        WHERE k.oprnamespace = 'pg_catalog'::pg_catalog.regnamespace)
 UNION ALL
 SELECT 'event trigger ' || e.evtname FROM pg_catalog.pg_event_trigger e
 UNION ALL
