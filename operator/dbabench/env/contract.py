@@ -74,7 +74,8 @@ def variable(field: str) -> str:
 def get(field: str) -> str | None:
     """``field``'s value in this process's environment, as text; None where this container
     is not given it."""
-    value = getattr(ComponentEnv(), field) if variable(field) else None
+    variable(field)
+    value = getattr(ComponentEnv(), field)
     if isinstance(value, SecretStr):
         return value.get_secret_value()
     return None if value is None else str(value)

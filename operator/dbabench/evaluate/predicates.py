@@ -99,43 +99,33 @@ def verifier_options(timeout_ms: int, **settings: str | int) -> str:
 
 
 async def _sql(pred: SqlPredicate, probe: Probe) -> tuple[bool, Any, str]:
-    if pred.session == "application":
-        return await _application_sql(pred, probe)
-    dsn = probe.dsn if pred.server == "primary" else probe.replica_dsn
+    """In the verifier's session (its settings pinned by startup options, the timeout the
+    server's), or in the application's: a login of its role started as the application starts
+    its own, so every stored setting of role and database applies; the timeout is then the
+    client's, a statement_timeout being one of the settings read. A look-alike function,
+    operator or view the role's search_path could reach is the integrity scan's."""
+    application = pred.session == "application"
+    primary = pred.server == "primary"
+    dsn = ((probe.app_dsn if primary else probe.app_replica_dsn) if application
+           else (probe.dsn if primary else probe.replica_dsn))
     if dsn is None:
-        return False, None, "addresses the replica, but this run has none"
-    started = time.perf_counter()
-    async with await psycopg.AsyncConnection.connect(
-            dsn, autocommit=True, application_name="dbabench-verifier",
-            options=verifier_options(pred.timeout_ms)) as conn:
-        try:
-            cur = await conn.execute(pred.sql.encode())
-            row = await cur.fetchone() if cur.description else None
-        except psycopg.errors.QueryCanceled:
-            return False, None, f"did not finish within {pred.timeout_ms} ms"
-    return _verdict(pred, row, started)
-
-
-async def _application_sql(pred: SqlPredicate, probe: Probe) -> tuple[bool, Any, str]:
-    """The check in a session of the application's role, started as the application starts
-    its own: no options, so every stored setting of its role and database applies. The
-    timeout is the client's (a statement_timeout would be one of the settings read); a
-    look-alike function or view the role's search_path could reach is the integrity scan's."""
-    dsn = probe.app_dsn if pred.server == "primary" else probe.app_replica_dsn
-    if dsn is None:
-        return False, None, ("addresses the replica, but this run has none"
-                             if pred.server == "replica" else "no application login in this run")
+        return False, None, ("addresses the replica, but this run has none" if not primary
+                             else "no application login in this run")
     if pred.role is not None:
         dsn = make_conninfo(dsn, user=pred.role)
+    pinned = {} if application else {"options": verifier_options(pred.timeout_ms)}
     started = time.perf_counter()
     async with await psycopg.AsyncConnection.connect(
-            dsn, autocommit=True, application_name="dbabench-verifier") as conn:
+            dsn, autocommit=True, application_name="dbabench-verifier", **pinned) as conn:
         try:
-            async with asyncio.timeout(pred.timeout_ms / 1000):
+            async with asyncio.timeout(pred.timeout_ms / 1000 if application else None):
                 cur = await conn.execute(pred.sql.encode())
                 row = await cur.fetchone() if cur.description else None
         except TimeoutError:
-            # a cancel by the role's own statement_timeout is an error the check reports
+            return False, None, f"did not finish within {pred.timeout_ms} ms"
+        except psycopg.errors.QueryCanceled:
+            if application:
+                raise  # the role's own statement_timeout: an error the check reports
             return False, None, f"did not finish within {pred.timeout_ms} ms"
     return _verdict(pred, row, started)
 
