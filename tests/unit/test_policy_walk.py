@@ -3,8 +3,6 @@ the same ancestry and the same pruning, over every SQL text of the scenario libr
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,9 +11,8 @@ from pglast.parser import parse_sql
 from pglast.visitors import Ancestor, Skip, Visitor
 
 from dbabench.policy.walk import Walk, walk
-from dbabench.yamltext import load_yaml
+from sql_corpus import library_texts
 
-SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 # what the walks must agree on beyond the library: bodies that are skipped, lists of lists
 EXTRA = [
     "CREATE VIEW v AS SELECT pg_read_file('/etc/passwd')",
@@ -26,25 +23,13 @@ EXTRA = [
 ]
 
 
-def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
-
-
 def _statements() -> list[ast.Node]:
     found = []
-    for path in sorted(SCENARIOS.rglob("*.yaml")):
-        for text in [*_strings(load_yaml(path.read_text())), *EXTRA]:
-            try:
-                found += [raw.stmt for raw in parse_sql(text) if raw.stmt is not None]
-            except Exception:
-                continue  # prose, shell commands, PromQL
+    for text in [*library_texts(), *EXTRA]:
+        try:
+            found += [raw.stmt for raw in parse_sql(text) if raw.stmt is not None]
+        except Exception:
+            continue  # prose, shell commands, PromQL
     return found
 
 

@@ -24,7 +24,7 @@ from pglast.enums import (
 )
 from pglast.enums.lockdefs import ShareLock
 from pglast.error import Error as PglastError
-from pglast.parser import parse_sql, scan
+from pglast.parser import scan
 from pglast.stream import RawStream
 
 from dbabench.model.trace import StatementInfo
@@ -35,6 +35,7 @@ from dbabench.policy.classes import (
     REFUSED,
     StatementClass,
 )
+from dbabench.policy.nodes import parse_sql
 from dbabench.policy.reach import Reach
 from dbabench.policy.walk import Ancestor, Skip, Walk, base_name, walk
 

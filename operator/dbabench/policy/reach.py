@@ -20,8 +20,9 @@ from typing import Any
 from pglast import ast
 from pglast.enums import FunctionParameterMode, VariableSetKind
 from pglast.error import Error as PglastError
-from pglast.parser import parse_plpgsql_json, parse_sql
+from pglast.parser import parse_plpgsql_json
 
+from dbabench.policy.nodes import parse_sql
 from dbabench.policy.walk import Ancestor, Walk, base_name
 from dbabench.policy.classes import StatementClass
 
