@@ -44,6 +44,10 @@ __all__ = ["HARNESS_ACCESS", "OBSERVATIONAL", "REFUSED", "StatementClass", "clas
 
 C = StatementClass
 
+# The order a statement's classes are listed in (iterating the enum itself costs a call
+# a generator step per member).
+_CLASS_ORDER = tuple(StatementClass)
+
 # Classes that only qualify a statement; on their own they say nothing about its kind.
 _QUALIFIERS = frozenset({C.session_inspection, C.explain_analyze})
 
@@ -207,7 +211,7 @@ class _Walker(Walk):
             # statements nobody special-cased (CREATE TABLE, COMMENT...) are plain DDL.
             reads = isinstance(self.statement, _READING_STATEMENTS)
             classes.add(C.read_only if reads else C.ddl)
-        return [cls.value for cls in StatementClass if cls in classes]
+        return [cls.value for cls in _CLASS_ORDER if cls in classes]
 
     def _add(self, *classes: StatementClass) -> None:
         self.classes.update(classes)

@@ -76,11 +76,6 @@ def startup_options(**settings: str | int) -> str:
     pinned = {**{name: str(value) for name, value in settings.items()}, **LEXER_SETTINGS}
     return " ".join(f"-c {name}={value}" for name, value in pinned.items())
 
-_FOREIGN_STATEMENTS = (
-    ast.CreateFdwStmt, ast.AlterFdwStmt, ast.CreateForeignServerStmt,
-    ast.AlterForeignServerStmt, ast.CreateForeignTableStmt, ast.CreateUserMappingStmt,
-    ast.AlterUserMappingStmt, ast.ImportForeignSchemaStmt, ast.CreatePLangStmt,
-)
 
 # PL/pgSQL statements whose SQL is a string computed at run time.
 _DYNAMIC_PLPGSQL = frozenset({"PLpgSQL_stmt_dynexecute", "PLpgSQL_stmt_dynfors"})
@@ -147,9 +142,15 @@ class Reach(Walk):
         if (node.extname or "").lower() not in TRUSTED_EXTENSIONS:
             self.classes.add(UNTRUSTED_CODE)
 
-    def visit(self, ancestors: Ancestor, node: ast.Node) -> None:
-        if isinstance(node, _FOREIGN_STATEMENTS):
-            self.classes.add(UNTRUSTED_CODE)
+    def visit_CreateFdwStmt(self, ancestors: Ancestor, node: ast.Node) -> None:
+        # a wrapper, a server, a user mapping or a language: code or connections the gate
+        # cannot read
+        self.classes.add(UNTRUSTED_CODE)
+
+    visit_AlterFdwStmt = visit_CreateForeignServerStmt = visit_CreateFdwStmt
+    visit_AlterForeignServerStmt = visit_CreateUserMappingStmt = visit_CreateFdwStmt
+    visit_AlterUserMappingStmt = visit_ImportForeignSchemaStmt = visit_CreateFdwStmt
+    visit_CreatePLangStmt = visit_CreateFdwStmt
 
     def visit_CreateForeignTableStmt(self, ancestors: Ancestor,
                                      node: ast.CreateForeignTableStmt) -> None:

@@ -21,7 +21,7 @@ from dbabench.model.base import Model
 from dbabench.model.trace import StatementInfo
 from dbabench.model.workload import Server
 from dbabench.policy.reach import LEXER_SETTINGS, startup_options
-from dbabench.tools.bounds import Bounds, clip_cell
+from dbabench.tools.bounds import Bounds, clip_cell, clip_text
 from dbabench.tools.context import ToolContext
 from dbabench.tools.errors import ToolError
 
@@ -71,6 +71,17 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, (bytes, memoryview)):
         return "\\x" + bytes(value).hex()
     return str(value)
+
+
+def _cell(value: Any, limit: int) -> tuple[Any, bool]:
+    """A value as the agent gets it: JSON, cut at ``limit``. Strings and numbers, most of
+    every result, go straight through (a call's rows are a few hundred cells)."""
+    kind = value.__class__
+    if kind is str:
+        return clip_text(value, limit)
+    if value is None or kind is int or kind is float or kind is bool:
+        return value, False
+    return clip_cell(_jsonable(value), limit)
 
 
 def _sql_error(e: psycopg.Error) -> SqlError:
@@ -151,26 +162,32 @@ class SqlSession:
     async def _one(self, conn: psycopg.AsyncConnection, text: str, max_rows: int,
                    bounds: Bounds) -> StatementResult:
         result = StatementResult(statement=text)
+        loop = asyncio.get_running_loop()
+        cancels: list[asyncio.Task[None]] = []
         try:
             async with conn.cursor() as cur:
-                task = asyncio.ensure_future(cur.execute(text.encode()))
+                # A timer, not a task per statement (which cost a call ~50 us): the server
+                # answers the cancel with an error, which ends the execute. An interrupted
+                # execute (the run ending) is cancelled on the server by psycopg itself.
+                timer = loop.call_later(self.ctx.sql_timeout_seconds + 2, lambda: cancels.append(
+                    loop.create_task(conn.cancel_safe())))
                 try:
-                    # not wait_for: 3.11's loses a cancellation that arrives as the query ends
-                    async with asyncio.timeout(self.ctx.sql_timeout_seconds + 2):
-                        await asyncio.shield(task)
-                except TimeoutError:
-                    await conn.cancel_safe()
-                    await task
+                    await cur.execute(text.encode())
+                finally:
+                    timer.cancel()
+                    if cancels:  # done before the next statement, which a late cancel would end
+                        await cancels[0]
                 result.rowcount = cur.rowcount
                 result.status = cur.statusmessage
-                if cur.description is not None:
-                    result.columns = [c.name for c in cur.description]
+                description = cur.description
+                if description is not None:
+                    result.columns = [c.name for c in description]
                     fetched = await cur.fetchmany(max_rows + 1)
                     result.truncated = len(fetched) > max_rows
                     for row in fetched[:max_rows]:
                         cells = []
                         for value in row:
-                            cell, cut = clip_cell(_jsonable(value), bounds.max_cell_chars)
+                            cell, cut = _cell(value, bounds.max_cell_chars)
                             result.truncated |= cut
                             cells.append(cell)
                         result.rows.append(cells)
