@@ -34,7 +34,7 @@ from types import FrameType
 
 import psycopg
 
-from dbabench.env.local import Golden, LocalEnvironment
+from dbabench.env.local import Golden, GoldenRecipe, LocalEnvironment
 from dbabench.env.postgres import PG_BIN, PostgresError, PostgresInstance, ShutdownMode
 from dbabench.env.processes import ProcessTable, chown_for_postgres, free_port
 from dbabench.env.snapshot import SnapshotError, SnapshotStore, can_mount_xfs
@@ -103,8 +103,8 @@ def _golden(env: LocalEnvironment, scale: int) -> tuple[Golden, bool]:
         _progress(f"building golden {key}")
     # ensure_golden stops the build fast: after an immediate stop every clone would start
     # through crash recovery and the restore times would measure that instead.
-    golden = env.ensure_golden(key, database="postgres", settings={},
-                               populate=functools.partial(_pgbench_init, scale))
+    golden = env.ensure_golden(GoldenRecipe(key, "postgres", {},
+                                            functools.partial(_pgbench_init, scale)))
     # XFS keeps speculative preallocation past the end of files just written until they are
     # evicted or the store is remounted; trim it so the size does not depend on build or reuse.
     _run(["xfs_spaceman", "-c", "prealloc -s", str(env.store.root)])

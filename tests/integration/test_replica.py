@@ -11,7 +11,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from dbabench.env.local import LocalEnvironment, LocalInstanceControl
+from dbabench.env.local import GoldenRecipe, LocalEnvironment, LocalInstanceControl
 from dbabench.env.postgres import PostgresInstance
 from dbabench.env.snapshot import SnapshotStore, choose_strategy
 from dbabench.evaluate import predicates
@@ -49,7 +49,7 @@ def env(scratch_root: Path) -> Iterator[LocalEnvironment]:
     run_dir = scratch_root / "run-replica"
     run_dir.mkdir()
     with LocalEnvironment(run_dir, "replica", SnapshotStore(cache, choose_strategy(cache))) as env:
-        golden = env.ensure_golden("with-slot", database="app", settings={}, populate=populate)
+        golden = env.ensure_golden(GoldenRecipe("with-slot", "app", {}, populate))
         env.restore(golden, ReplicaSpec(settings={"hot_standby_feedback": True}))
         yield env
     assert (run_dir / "logs" / "replica").is_dir() and (run_dir / "logs" / "postgresql").is_dir()

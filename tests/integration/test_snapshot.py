@@ -16,7 +16,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from dbabench.env.local import LocalEnvironment
+from dbabench.env.local import GoldenRecipe, LocalEnvironment
 from dbabench.env.postgres import PostgresInstance
 from dbabench.env.processes import ProcessTable, ProcessTableClosed, alive, reap_orphans
 from dbabench.env.snapshot import SnapshotStore, can_mount_xfs, choose_strategy
@@ -38,7 +38,7 @@ def populate(instance: PostgresInstance) -> None:
 
 
 def stats_after_restore(env: LocalEnvironment, key: str) -> tuple[int, int, int]:
-    golden = env.ensure_golden(key, database="app", settings={}, populate=populate)
+    golden = env.ensure_golden(GoldenRecipe(key, "app", {}, populate))
     instance = env.restore(golden)
     with psycopg.connect(instance.dsn()) as conn:
         row = conn.execute(STATS).fetchone()
@@ -199,7 +199,7 @@ def test_a_golden_is_the_harness_alone_and_a_clone_the_servers(store: SnapshotSt
                               capture_output=True, text=True)
 
     with LocalEnvironment(run_dir, "sealed", store) as env:
-        golden = env.ensure_golden("sealed", database="app", settings={}, populate=populate)
+        golden = env.ensure_golden(GoldenRecipe("sealed", "app", {}, populate))
         # what a server's user (every run's, outside its sandbox too) can do to the golden
         for attempt in (f"touch {golden.path}/pgdata/poison",
                         f"cat {golden.path}/pgdata/PG_VERSION",
@@ -217,6 +217,6 @@ def test_a_golden_is_the_harness_alone_and_a_clone_the_servers(store: SnapshotSt
         subprocess.run(["chown", "-R", "postgres:postgres", str(golden.path)], check=True)
         (golden.path).chmod(0o755)
         assert not store.sealed(golden.path)
-        env.ensure_golden("sealed", database="app", settings={}, populate=populate)
+        env.ensure_golden(GoldenRecipe("sealed", "app", {}, populate))
         assert store.sealed(golden.path)
         assert as_postgres(f"touch {golden.path}/pgdata/poison").returncode != 0

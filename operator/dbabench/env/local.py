@@ -28,6 +28,16 @@ from dbabench.model.workload import Server
 Populate = Callable[[PostgresInstance], None]
 
 
+@dataclass(frozen=True)
+class GoldenRecipe:
+    """What a golden cluster is built from, wherever it is built (the local store, a volume)."""
+
+    key: str
+    database: str
+    settings: dict[str, bool | int | float | str]
+    populate: Populate
+
+
 class GoldenError(InfraError, RuntimeError):
     pass
 
@@ -54,17 +64,16 @@ def _load_golden(key: str, path: Path) -> Golden:
                   build_seconds=meta["build_seconds"], size_bytes=meta["size_bytes"])
 
 
-def build_cluster(home: Path, key: str, credentials: Credentials, *, database: str,
-                  settings: dict[str, bool | int | float | str], populate: Populate,
+def build_cluster(home: Path, recipe: GoldenRecipe, credentials: Credentials, *,
                   procs: ProcessTable) -> None:
     """Fill ``home`` with a golden cluster: initdb, populate, fast stop, ``golden.json``.
     The same steps whether ``home`` is the local store's or a Kubernetes volume."""
     started = time.monotonic()
-    instance = PostgresInstance(home, credentials, database=database)
+    instance = PostgresInstance(home, credentials, database=recipe.database)
     try:
-        instance.initdb(settings)
+        instance.initdb(recipe.settings)
         instance.start(procs)
-        populate(instance)
+        recipe.populate(instance)
         # fast, never immediate: crash recovery would zero the statistics the fault
         # rests on (see env.postgres).
         instance.stop(procs, "fast")
@@ -80,7 +89,7 @@ def build_cluster(home: Path, key: str, credentials: Credentials, *, database: s
     shutil.rmtree(instance.log_dir, ignore_errors=True)
     (instance.home / "postmaster.out").unlink(missing_ok=True)
     meta = {
-        "key": key, "database": database, "credentials": credentials.__dict__,
+        "key": recipe.key, "database": recipe.database, "credentials": credentials.__dict__,
         "built_at": datetime.now(timezone.utc).isoformat(),
         "build_seconds": round(time.monotonic() - started, 2),
         "size_bytes": _du(home),
@@ -124,14 +133,13 @@ class LocalEnvironment:
     def has_golden(self, key: str) -> bool:
         return (self.store.golden(key) / GOLDEN_META).exists()
 
-    def ensure_golden(self, key: str, *, database: str,
-                      settings: dict[str, bool | int | float | str], populate: Populate,
-                      supersedes: str | None = None) -> Golden:
-        """Return the golden snapshot for ``key``, building it first if there is none.
+    def ensure_golden(self, recipe: GoldenRecipe, supersedes: str | None = None) -> Golden:
+        """Return the golden snapshot of ``recipe``, building it first if there is none.
 
         A new build removes the goldens whose names match the glob ``supersedes`` (the same
         scenario built from an older definition): nothing will ask for them again.
         """
+        key = recipe.key
         path = self.store.golden(key)
         with self.store.build_lock(key, self.procs):
             if (path / GOLDEN_META).exists():
@@ -144,8 +152,7 @@ class LocalEnvironment:
                         shutil.rmtree(old)
             building = path.with_name(f".{key}.building-{uuid.uuid4().hex[:8]}")
             try:
-                build_cluster(building, key, Credentials.generate(), database=database,
-                              settings=settings, populate=populate, procs=self.procs)
+                build_cluster(building, recipe, Credentials.generate(), procs=self.procs)
                 self.store.seal(building)
                 building.rename(path)
             except BaseException:

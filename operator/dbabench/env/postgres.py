@@ -34,6 +34,11 @@ from dbabench.env.sandbox import POSTMASTER_ENV
 PG_BIN = Path(os.environ.get("DBABENCH_PG_BIN", "/usr/lib/postgresql/15/bin"))
 SUPERUSER = "postgres"
 APP_ROLE = "app"
+AGENT_APPLICATION = "dba-agent"
+"""The application_name of the agent's sessions: the harness leaves them out of the sessions
+a termination is judged by."""
+HARNESS_APPLICATION = "dbabench-harness"
+"""The application_name of the harness's own bookkeeping sessions."""
 
 ShutdownMode = Literal["smart", "fast", "immediate"]
 _SIGNALS: dict[ShutdownMode, int] = {

@@ -18,6 +18,8 @@ from typing import Any
 import httpx
 import psycopg
 
+from dbabench.env.postgres import HARNESS_APPLICATION
+
 MIRROR_INTERVAL_SECONDS = 1.0
 CHUNK_BYTES = 4 << 20
 
@@ -48,7 +50,7 @@ class LogMirror:
 
     async def _sync_server_log(self) -> None:
         async with await psycopg.AsyncConnection.connect(
-                self.dsn, autocommit=True, application_name="dbabench-harness") as conn:
+                self.dsn, autocommit=True, application_name=HARNESS_APPLICATION) as conn:
             cur = await conn.execute(
                 "SELECT current_setting('log_directory'), name, size FROM pg_ls_logdir()"
                 " WHERE name LIKE '%.json' ORDER BY name")

@@ -20,7 +20,7 @@ from kubernetes.utils import parse_quantity
 
 from dbabench.errors import InfraError
 from dbabench.env import kube
-from dbabench.env.postgres import BASELINE_SETTINGS, Credentials
+from dbabench.env.postgres import Credentials
 from dbabench.evaluate import scorer
 from dbabench.model.admission import Admission
 from dbabench.model.evaluation import EvaluationResult
@@ -28,7 +28,7 @@ from dbabench.model.kube import AgentKind, AgentRunSpec, OwnerReference, Phase, 
 from dbabench.model.scenario import Scenario
 from dbabench.model.status import SnapshotStatus
 from dbabench.operator.api import KubeApi
-from dbabench.scenario.loader import golden_key
+from dbabench.runner.assembly import golden_recipe
 
 POLL_SECONDS = 1.0
 # Kinds a run owns, deleted by label when it is graded (owner references cover a deleted run).
@@ -92,7 +92,7 @@ class PodsExecutor:
     async def build_golden(self, scenario: Scenario, manifest: str, namespace: str,
                            owner: OwnerReference) -> SnapshotStatus:
         """Build (or find) the Scenario's golden VolumeSnapshot; its status block."""
-        key = golden_key(scenario, BASELINE_SETTINGS)
+        key = golden_recipe(scenario).key
         name = kube.golden_name(key)
         credentials = Credentials.generate()
         passwords = {"superuser-password": credentials.superuser_password,

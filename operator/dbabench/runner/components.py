@@ -24,30 +24,31 @@ from aiohttp import web
 from psycopg import sql as pgsql
 
 from dbabench.errors import BadInput, PermanentInfraError
-from dbabench.agents.scripted import scripted_agent
+from dbabench.agents import registry
 from dbabench.env import contract, kube
 from dbabench.env.contract import need
 from dbabench.env.local import build_cluster
 from dbabench.env.monitoring import exporter_binary, prometheus_argv
-from dbabench.env.postgres import (APP_ROLE, BASELINE_SETTINGS, GOLDEN_META, SUPERUSER, Credentials,
-                                   PostgresInstance)
+from dbabench.env.postgres import (APP_ROLE, GOLDEN_META, HARNESS_APPLICATION, SUPERUSER,
+                                   Credentials, PostgresInstance)
 from dbabench.env.processes import ProcessTable
 from dbabench.env.remote import LogMirror, RemoteInstanceControl
 from dbabench.evaluate import evaluator, predicates
-from dbabench.faults.steps import apply_steps, populate_golden
+from dbabench.faults.steps import apply_steps
 from dbabench.model.admission import Admission
+from dbabench.model.kube import AgentKind, AgentSpec
 from dbabench.model.scenario import Scenario
 from dbabench.model.task import AgentTask, new_incident
 from dbabench.model.trace import AgentOutcome
+from dbabench.runner import assembly
 from dbabench.runner.run import admit
-from dbabench.scenario.loader import golden_key, load_file
+from dbabench.scenario.loader import load_file
 from dbabench.tools import knowledge
-from dbabench.tools.context import ServerAccess, ToolContext
-from dbabench.tools.gate import TOOL_NAMES, Budget, ToolGate, TraceWriter
+from dbabench.tools.context import ToolContext
 from dbabench.tools.client import ToolServerError
 from dbabench.tools.remote import RemoteGate
 from dbabench.tools.server import serve
-from dbabench.workload.engine import WorkloadConfig, run_workload
+from dbabench.workload.engine import run_workload
 
 
 class ComponentError(PermanentInfraError, RuntimeError):
@@ -96,7 +97,7 @@ async def _until_signalled() -> None:
 def _mirror(scenario: Scenario) -> LogMirror:
     server = _server(scenario)
     host, port = _address("business")
-    return LogMirror(server.dsn(application_name="dbabench-harness"),
+    return LogMirror(server.dsn(application_name=HARNESS_APPLICATION),
                      f"http://{host}:{port}/business.jsonl", _work_dir())
 
 
@@ -118,11 +119,8 @@ def golden() -> None:
     if (home / GOLDEN_META).exists():
         _progress(f"{home} already holds a golden cluster")
         return
-    spec = scenario.spec
     procs = ProcessTable(Path(tempfile.mkdtemp(prefix="dbabench-procs-")))
-    build_cluster(home, golden_key(scenario, BASELINE_SETTINGS), _credentials(),
-                  database=spec.database.name, settings=spec.database.settings,
-                  populate=lambda instance: populate_golden(instance, spec), procs=procs)
+    build_cluster(home, assembly.golden_recipe(scenario), _credentials(), procs=procs)
     _progress(f"golden cluster built in {home}")
 
 
@@ -233,9 +231,8 @@ async def workload() -> None:
     jobs = await asyncio.to_thread(apply_steps, server, scenario.spec.fault.runtime)
     business = Path(contract.get("work_dir") or "/tmp") / "business.jsonl"
     business.touch()
-    config = WorkloadConfig(dsn=server.dsn(user=APP_ROLE, application_name=""),
-                            spec=scenario.spec.workload, jobs=jobs, business_log=business,
-                            metrics_port=_port("workload"), metrics_host="0.0.0.0")
+    config = assembly.workload_config(scenario, server, jobs, business, _port("workload"),
+                                      metrics_host="0.0.0.0")
 
     async def business_log(request: web.Request) -> web.Response:
         offset = int(request.query.get("offset", "0"))
@@ -293,17 +290,13 @@ async def tools() -> None:
 
     async def body(mirror: LogMirror) -> None:
         index = await asyncio.to_thread(knowledge.ensure_index, knowledge.default_index_path())
-        primary = ServerAccess(
-            dsn=server.dsn(application_name="dba-agent"),
-            observer_dsn=server.dsn(application_name="dbabench-harness"),
-            pg_log_dir=mirror.pg_log_dir,
-            control=RemoteInstanceControl(f"http://{control_host}:{control_port}",
-                                          need("control_token")))
+        primary = assembly.server_access(
+            server, mirror.pg_log_dir,
+            RemoteInstanceControl(f"http://{control_host}:{control_port}", need("control_token")))
         ctx = ToolContext(primary=primary, business_log=mirror.business_log,
                           prometheus_url=f"http://{host}:{port}", knowledge_index=index)
-        gate = ToolGate(ctx, TraceWriter(_work_dir() / "trace.jsonl"),
-                        Budget(max_steps=budget.max_steps, timeout_seconds=budget.timeout_seconds))
-        task = AgentTask.of(scenario, list(TOOL_NAMES), new_incident())
+        gate, task = assembly.agent_turn(scenario, ctx, _work_dir() / "trace.jsonl",
+                                         new_incident())
         Path(need("task_file")).write_text(task.model_dump_json(indent=1))
         started = time.monotonic()
         async with serve(gate, task, need("tools_token"), "0.0.0.0", _port("tools")):
@@ -324,7 +317,7 @@ async def tools() -> None:
 async def agent(kind: str, remediation: str | None) -> None:
     """A scripted agent in the agent container, through the sidecar like any other agent."""
     scenario = _scenario()
-    chosen = scripted_agent(kind, scenario, remediation)
+    chosen = registry.build(AgentSpec(kind=AgentKind(kind), remediation=remediation), scenario)
     async with RemoteGate(need("tools_url"), need("tools_token")) as gate:
         task = AgentTask.model_validate(await gate.task())
         try:

@@ -27,11 +27,10 @@ from dbabench.model.run import RunRecord
 from dbabench.model.task import AgentTask, new_incident
 from dbabench.env.local import Golden, LocalEnvironment, LocalInstanceControl
 from dbabench.env.monitoring import Monitoring
-from dbabench.env.postgres import BASELINE_SETTINGS
 from dbabench.env.processes import free_port, reap_orphans
 from dbabench.env.snapshot import SnapshotStore, choose_strategy
 from dbabench.evaluate import conduct, evaluator, integrity, log_settings, predicates, scorer
-from dbabench.faults.steps import apply_steps, populate_golden
+from dbabench.faults.steps import apply_steps
 from dbabench.model.admission import Admission
 from dbabench.model.evaluation import EvaluationResult
 from dbabench.model.kube import Phase
@@ -39,13 +38,13 @@ from dbabench.model.scenario import Scenario
 from dbabench.model.trace import AgentOutcome
 from dbabench.model.workload import JobStep, Server
 from dbabench.paths import cache_dir
+from dbabench.runner import assembly
 from dbabench.runner.threads import RunThreads, wait_out
-from dbabench.scenario.loader import KEY_DIGEST_CHARS, golden_key
+from dbabench.scenario.loader import KEY_DIGEST_CHARS
 from dbabench.tools import knowledge
 from dbabench.tools.context import ServerAccess, ToolContext
 from dbabench.tools.errors import BudgetExhausted
-from dbabench.tools.gate import TOOL_NAMES, Budget, ToolGate, TraceWriter
-from dbabench.workload.engine import WorkloadConfig
+from dbabench.tools.gate import ToolGate
 
 Progress = Callable[[str], None]
 OnPhase = Callable[[Phase], Awaitable[None]]
@@ -75,18 +74,13 @@ def new_run_dir(root: Path, scenario: str, agent: str) -> Path:
 
 
 def build_golden(env: LocalEnvironment, scenario: Scenario) -> Golden:
-    spec = scenario.spec
-    return env.ensure_golden(golden_key(scenario, BASELINE_SETTINGS), database=spec.database.name,
-                             settings=spec.database.settings,
-                             populate=lambda instance: populate_golden(instance, spec),
+    return env.ensure_golden(assembly.golden_recipe(scenario),
                              supersedes=f"{scenario.name}-{'?' * KEY_DIGEST_CHARS}")
 
 
 def _access(env: LocalEnvironment, server: Server) -> ServerAccess:
     instance = env.server(server)
-    return ServerAccess(dsn=instance.dsn(application_name="dba-agent"),
-                        observer_dsn=instance.dsn(application_name="dbabench-harness"),
-                        pg_log_dir=instance.log_dir, control=LocalInstanceControl(env, server))
+    return assembly.server_access(instance, instance.log_dir, LocalInstanceControl(env, server))
 
 
 def start_workload(env: LocalEnvironment, scenario: Scenario, jobs: list[JobStep],
@@ -94,11 +88,8 @@ def start_workload(env: LocalEnvironment, scenario: Scenario, jobs: list[JobStep
     """Start the workload process; return its metrics port."""
     assert env.instance is not None
     port = free_port()
-    config = WorkloadConfig(dsn=env.instance.dsn(user="app", application_name=""),
-                            replica_dsn=env.replica.dsn(user="app", application_name="")
-                            if env.replica is not None else None,
-                            spec=scenario.spec.workload, jobs=jobs,
-                            business_log=run_dir / "business.jsonl", metrics_port=port)
+    config = assembly.workload_config(scenario, env.instance, jobs, run_dir / "business.jsonl",
+                                      port, replica=env.replica)
     config_path = run_dir / "workload.json"
     config_path.write_text(config.model_dump_json(indent=1))
     config_path.chmod(0o600)  # it holds the application's password
@@ -181,7 +172,7 @@ async def prepare_golden(
     run_dir = new_run_dir(runs_root, scenario.name, "golden")
     env = LocalEnvironment(run_dir, run_dir.name, open_store())
     async with RunThreads(env) as threads:
-        if env.has_golden(golden_key(scenario, BASELINE_SETTINGS)):
+        if env.has_golden(assembly.golden_recipe(scenario).key):
             return await threads.call(build_golden, env, scenario)
         async with building():
             return await threads.call(build_golden, env, scenario)
@@ -240,7 +231,7 @@ async def run_scenario(scenario: Scenario, agent: Agent, *, runs_root: Path,
         index = threads.start(functools.partial(knowledge.ensure_index,
                                                 knowledge.default_index_path(),
                                                 stop=env.procs.stopping))
-        key = golden_key(scenario, BASELINE_SETTINGS)
+        key = assembly.golden_recipe(scenario).key
         progress(f"golden snapshot {key} found" if env.has_golden(key)
                  else f"building the golden snapshot {key}")
         golden = await threads.call(build_golden, env, scenario)
@@ -272,10 +263,7 @@ async def run_scenario(scenario: Scenario, agent: Agent, *, runs_root: Path,
                               prometheus_url=monitoring.prometheus_url,
                               knowledge_index=await asyncio.shield(index))
             budget = scenario.spec.budget
-            gate = ToolGate(ctx, TraceWriter(run_dir / "trace.jsonl"),
-                            Budget(max_steps=budget.max_steps,
-                                   timeout_seconds=budget.timeout_seconds))
-            task = AgentTask.of(scenario, list(TOOL_NAMES), incident)
+            gate, task = assembly.agent_turn(scenario, ctx, run_dir / "trace.jsonl", incident)
             progress(f"agent {agent.name} at work (budget {budget.max_steps} steps,"
                      f" {budget.timeout_seconds:.0f}s)")
             await _checkpoint(on_phase, Phase.running)

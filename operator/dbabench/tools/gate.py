@@ -23,6 +23,7 @@ import psycopg
 from pydantic import BaseModel, Field, ValidationError
 from pydantic.alias_generators import to_snake
 
+from dbabench.env.postgres import AGENT_APPLICATION
 from dbabench.model.base import Model
 from dbabench.model.report import Report
 from dbabench.model.trace import AgentOutcome, SessionInfo, StatementInfo, TraceEvent, Usage
@@ -268,7 +269,7 @@ class ToolGate:
             cur = await conn.execute(
                 "SELECT pid, application_name, usename, state, left(query, 200)"
                 " FROM pg_stat_activity WHERE backend_type = 'client backend'"
-                " AND pid <> pg_backend_pid() AND application_name <> 'dba-agent'")
+                " AND pid <> pg_backend_pid() AND application_name <> %s", (AGENT_APPLICATION,))
             return [SessionInfo(pid=r[0], application_name=r[1] or "", usename=r[2], state=r[3],
                                 query=r[4] or "") for r in await cur.fetchall()]
 

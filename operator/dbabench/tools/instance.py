@@ -10,6 +10,7 @@ import psycopg
 from psycopg import sql as pgsql
 from pydantic import Field, model_validator
 
+from dbabench.env.postgres import AGENT_APPLICATION
 from dbabench.model.base import Model
 from dbabench.model.workload import Server
 from dbabench.tools.context import ToolContext
@@ -57,7 +58,7 @@ async def manage_instance(ctx: ToolContext, args: ManageInstanceArgs) -> dict[st
 async def _with_connection(ctx: ToolContext, args: ManageInstanceArgs) -> dict[str, Any]:
     try:
         conn = await psycopg.AsyncConnection.connect(
-            ctx.server(args.server).dsn, autocommit=True, application_name="dba-agent")
+            ctx.server(args.server).dsn, autocommit=True, application_name=AGENT_APPLICATION)
     except psycopg.OperationalError as e:
         raise ToolError(f"the server does not accept connections: {str(e).strip()}") from e
     try:

@@ -16,6 +16,7 @@ import psycopg
 from pglast.parser import get_postgresql_version
 from pydantic import Field
 
+from dbabench.env.postgres import AGENT_APPLICATION
 from dbabench.errors import PermanentInfraError
 from dbabench.model.base import Model
 from dbabench.model.trace import StatementInfo
@@ -132,7 +133,7 @@ class SqlSession:
             timeout_ms = int(self.ctx.sql_timeout_seconds * 1000)
             try:
                 self.conn = await psycopg.AsyncConnection.connect(
-                    self.dsn, autocommit=True, application_name="dba-agent",
+                    self.dsn, autocommit=True, application_name=AGENT_APPLICATION,
                     # the lexer settings the gate parses with, whatever the agent stored
                     options=startup_options(statement_timeout=timeout_ms))
             except psycopg.OperationalError as e:
