@@ -63,7 +63,8 @@ class Served:
 
 
 @contextmanager
-def served_gate(ctx: ToolContext, trace: Path, budget: Budget, task: AgentTask) -> Iterator[str]:
+def served_gate(ctx: ToolContext, trace: Path, budget: Budget, task: AgentTask,
+                own_agent: bool = False) -> Iterator[str]:
     """Serve a fresh gate from a thread's event loop; stop it and close the gate on exit."""
     ready: concurrent.futures.Future[tuple[str, Callable[[], None]]] = concurrent.futures.Future()
 
@@ -72,7 +73,7 @@ def served_gate(ctx: ToolContext, trace: Path, budget: Budget, task: AgentTask) 
         loop = asyncio.get_running_loop()
         gate = ToolGate(ctx, TraceWriter(trace), budget)
         try:
-            async with serve(gate, task, TOKEN) as url:
+            async with serve(gate, task, TOKEN, own_agent=own_agent) as url:
                 ready.set_result((url, lambda: loop.call_soon_threadsafe(stop.set)))
                 await stop.wait()
         except BaseException as e:
@@ -101,13 +102,13 @@ def serve_gate(postgres: PostgresInstance, tmp_path: Path) -> Iterator[ServeGate
     ctx = tool_context(postgres, tmp_path)
     numbers = itertools.count()
     with ExitStack() as stack:
-        def start(max_steps: int = 100, **ctx_changes: Any) -> Served:
+        def start(max_steps: int = 100, own_agent: bool = False, **ctx_changes: Any) -> Served:
             trace = tmp_path / f"trace-{next(numbers)}.jsonl"
             task = AgentTask(incident="INC-TOOLSRV", symptom="checkouts time out",
                              tools=list(TOOL_NAMES), max_steps=max_steps, timeout_seconds=300)
             url = stack.enter_context(served_gate(
                 dataclasses.replace(ctx, **ctx_changes), trace,
-                Budget(max_steps=max_steps, timeout_seconds=300), task))
+                Budget(max_steps=max_steps, timeout_seconds=300), task, own_agent))
             return Served(url, trace)
 
         yield start
@@ -307,6 +308,22 @@ def test_thought_and_model_events(served: Served, client: ToolClient) -> None:
     error = refused(lambda: client.model_call("gpt-test", {"input_tokens": 1}))
     assert error.status == 422 and "'gpt-test' has no price" in error.message
     assert len(served.events()) == 2
+
+
+def test_only_the_harnesss_own_agent_says_why_it_stopped(serve_gate: ServeGate) -> None:
+    # api-error takes a run out of the score: an external agent cannot claim it
+    external = serve_gate()
+    with external.client() as client:
+        error = refused(lambda: client.fail("api-error", "the gateway is down"))
+    assert error.status == 404 and external.events() == []
+    own = serve_gate(own_agent=True)
+    with own.client() as client:
+        error = refused(lambda: client.fail("tired", "no"))
+        assert error.status == 422 and "failure" in error.message
+        client.fail("output-limit", "3 replies in a row cut at 4096 tokens")
+    (event,) = own.events()
+    assert (event.kind, event.failure, event.ok) == ("failure", "output-limit", False)
+    assert event.error == "3 replies in a row cut at 4096 tokens"
 
 
 # -- access ----------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import pytest
 from dbabench.env import contract, kube
 from dbabench.errors import disposition
 
-from test_kube_objects import objects
+from test_kube_objects import REACT, objects
 
 
 def _containers(objs: dict[str, list[dict]]) -> list[dict]:
@@ -17,8 +17,7 @@ def _containers(objs: dict[str, list[dict]]) -> list[dict]:
 
 
 def test_every_variable_a_pod_is_given_is_the_contracts() -> None:
-    written = {e["name"] for c in _containers(objects(kube.AgentContainer(
-        name="null", command=["agent"]))) for e in c.get("env", [])}
+    written = {e["name"] for c in _containers(objects(REACT)) for e in c.get("env", [])}
     known = {contract.variable(f) for f in contract.ComponentEnv.model_fields}
     assert written and written <= known, written - known
     # and the contract has nothing no pod is given (a variable read but never written)
@@ -26,9 +25,7 @@ def test_every_variable_a_pod_is_given_is_the_contracts() -> None:
 
 
 def test_a_component_reads_its_container_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    (tools,) = [c for c in _containers(objects(kube.AgentContainer(name="null",
-                                                                   command=["agent"])))
-                if c["name"] == "tools"]
+    (tools,) = [c for c in _containers(objects(REACT)) if c["name"] == "tools"]
     for e in tools["env"]:
         monkeypatch.setenv(e["name"], e.get("value", "from-a-secret"))
     assert contract.need("port_tools") == str(kube.PORTS["tools"])

@@ -5,10 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from dbabench.env import kube
+from dbabench.model.kube import AgentSpec
 
 OWNER = {"apiVersion": "dbabench.io/v1alpha1", "kind": "AgentRun", "name": "r1", "uid": "u",
          "controller": True, "blockOwnerDeletion": True}
 PASSWORDS = {"superuser-password": "s", "app-password": "a"}
+REFERENCE = kube.AgentContainer(name="reference", spec=AgentSpec(kind="reference"),
+                                sees_scenario=True)
+REACT = kube.AgentContainer(name="react:openai:gpt-4o-mini", spec=AgentSpec.model_validate(
+    {"kind": "react", "model": "openai:gpt-4o-mini",
+     "apiKeySecret": {"name": "openai-key", "key": "api-key"}}))
 
 
 def objects(agent: kube.AgentContainer,
@@ -29,7 +35,7 @@ def secrets_seen(container: dict[str, Any]) -> set[str]:
 
 
 def test_every_object_is_labelled_and_owned_by_its_run() -> None:
-    objs = objects(kube.AgentContainer(name="reference", command=["agent"], sees_scenario=True))
+    objs = objects(REFERENCE)
     for phase in objs.values():
         for o in phase:
             assert o["metadata"]["labels"][kube.RUN_LABEL] == "r1", o["metadata"]["name"]
@@ -38,8 +44,7 @@ def test_every_object_is_labelled_and_owned_by_its_run() -> None:
 
 
 def test_the_agent_gets_the_token_and_nothing_else() -> None:
-    for agent in (kube.AgentContainer(name="external", image="me/agent:1"),
-                  kube.AgentContainer(name="reference", command=["agent"], sees_scenario=True)):
+    for agent in (kube.AgentContainer(name="external", image="me/agent:1"), REFERENCE):
         pod = by_kind(objects(agent), "Pod", "r1-agent")
         (main,) = pod["spec"]["containers"]
         (sidecar,) = pod["spec"]["initContainers"]
@@ -54,6 +59,24 @@ def test_the_agent_gets_the_token_and_nothing_else() -> None:
     external = by_kind(objects(kube.AgentContainer(name="external", image="me/agent:1")), "Pod",
                        "r1-agent")["spec"]["containers"][0]
     assert external["image"] == "me/agent:1" and "command" not in external
+
+
+def test_a_model_agent_gets_the_token_and_the_sidecar_the_providers_key() -> None:
+    pod = by_kind(objects(REACT), "Pod", "r1-agent")
+    (main,) = pod["spec"]["containers"]
+    (sidecar,) = pod["spec"]["initContainers"]
+    # the key of the Secret the spec names reaches the sidecar, which meters the agent's calls
+    assert secrets_seen(main) == {"r1-tools"}
+    assert secrets_seen(sidecar) == {"r1-db", "r1-tools", "openai-key"}
+    (key,) = [e for e in sidecar["env"] if e["name"] == "DBABENCH_MODEL_API_KEY"]
+    assert key["valueFrom"]["secretKeyRef"] == {"name": "openai-key", "key": "api-key"}
+    # both know the spec; the agent works blind
+    for container in (main, sidecar):
+        (spec,) = [e["value"] for e in container["env"] if e["name"] == "DBABENCH_AGENT_SPEC"]
+        assert AgentSpec.model_validate_json(spec) == REACT.spec
+    assert main["command"] == ["dbabench", "component", "agent"]
+    assert not any(m["name"] == "scenario" for m in main.get("volumeMounts", []))
+    assert "DBABENCH_SCENARIO_FILE" not in {e["name"] for e in main["env"]}
 
 
 def _selected(rule: dict[str, Any]) -> list[tuple[str, tuple[str, ...]]]:
@@ -82,7 +105,7 @@ def test_agent_egress_is_dns_the_gateway_and_its_sidecars_own_run() -> None:
 
 
 def test_the_database_pod_admits_its_own_run_and_holds_no_manifest() -> None:
-    objs = objects(kube.AgentContainer(name="null", command=["agent"]))
+    objs = objects(kube.AgentContainer(name="null", spec=AgentSpec(kind="null")))
     policy = by_kind(objs, "NetworkPolicy", "r1-postgres")["spec"]
     assert policy["podSelector"]["matchLabels"] == {kube.RUN_LABEL: "r1",
                                                     kube.COMPONENT_LABEL: "postgres"}
@@ -118,7 +141,7 @@ def _holders(objs: dict[str, list[dict]], variable: str) -> list[str]:
 
 
 def test_data_volume_is_restored_from_the_golden_snapshot() -> None:
-    pvc = by_kind(objects(kube.AgentContainer(name="null", command=["agent"])),
+    pvc = by_kind(objects(kube.AgentContainer(name="null", spec=AgentSpec(kind="null"))),
                   "PersistentVolumeClaim", "r1-data")
     assert pvc["spec"]["dataSource"] == {"apiGroup": "snapshot.storage.k8s.io",
                                          "kind": "VolumeSnapshot", "name": "golden-x"}
@@ -127,7 +150,7 @@ def test_data_volume_is_restored_from_the_golden_snapshot() -> None:
 def test_settings_reach_every_pod() -> None:
     settings = kube.KubeSettings(image="reg/dbabench:2", node_selector={"pool": "bench"},
                                  tolerations=[{"key": "bench", "operator": "Exists"}])
-    objs = objects(kube.AgentContainer(name="null", command=["agent"]), settings)
+    objs = objects(kube.AgentContainer(name="null", spec=AgentSpec(kind="null")), settings)
     pods = [o["spec"]["template"] if o["kind"] == "Job" else o
             for phase in objs.values() for o in phase if o["kind"] in ("Pod", "Job")]
     assert len(pods) == 5

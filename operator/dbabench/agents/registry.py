@@ -39,16 +39,20 @@ def model_environment(spec: AgentSpec, api_key: str | None) -> dict[str, str]:
     return env
 
 
-def build(spec: AgentSpec, scenario: Scenario, *, api_key: str | None = None,
+def build(spec: AgentSpec, scenario: Scenario | None, *, api_key: str | None = None,
           env: Mapping[str, str] | None = None) -> Agent:
     """The agent ``spec`` names, checked before any run starts (bad input: BadInput).
 
-    A model agent's address and key come from ``env`` where given (the CLI's environment),
-    else from the spec (``baseUrl``) and ``api_key`` (read from its Secret)."""
+    A model agent's address and key come from ``env`` where given (the CLI's environment,
+    the meter of an agent pod's tool sidecar), else from the spec (``baseUrl``) and
+    ``api_key`` (read from its Secret); it works blind, without ``scenario``, which the
+    scripted agents (the scenario's oracles) need."""
     if spec.kind in MODEL_KINDS:
         return MODEL_AGENTS[spec.kind.value](
             model_config(spec), env=model_environment(spec, api_key) if env is None else env)
     if spec.kind == AgentKind.external:
         raise BadInput("an external agent is a process (dbabench run --agent external) or an"
                        " image (the operator's pods executor), not built here")
+    if scenario is None:
+        raise BadInput(f"the {spec.kind.value} agent follows the scenario's manifest: it needs one")
     return scripted_agent(spec.kind.value, scenario, spec.remediation)

@@ -109,10 +109,10 @@ class ModelAgent:
     @asynccontextmanager
     async def session(self, gate: ToolGate, task: AgentTask) -> AsyncIterator[ModelSession]:
         prepared = self.prepared
-        (gate.trace.path.parent / "agent.json").write_text(AgentRecord(
+        gate.keep("agent.json", AgentRecord(
             agent=self.name, control=self.control, model=prepared.ref.id,
             prompt_sha256=self.prompt_sha256, prices_as_of=prepared.prices_as_of,
-            config=prepared.config).model_dump_json(indent=1))
+            config=prepared.config))
         async with ChatClient(prepared.ref, prepared.endpoint, prepared.config.chat) as chat:
             yield ModelSession(chat, gate, task, prepared)
 

@@ -257,7 +257,7 @@ def _operator(args: argparse.Namespace) -> int:
 def _component(args: argparse.Namespace) -> int:
     from dbabench.runner.components import run_component
 
-    run_component(args.name, kind=args.kind, remediation=args.remediation)
+    run_component(args.name)
     return EXIT_OK
 
 
@@ -359,8 +359,6 @@ def parser() -> argparse.ArgumentParser:
                                             " its configuration in the environment)")
     comp.add_argument("name", help="golden | postgres | exporter | prometheus | workload |"
                                    " admit | tools | agent | evaluate")
-    comp.add_argument("--kind", default="reference", help="agent: reference | decoy | null")
-    comp.add_argument("--remediation", default=None, help="agent: a named alternative fix")
     comp.set_defaults(func=_component)
     return p
 

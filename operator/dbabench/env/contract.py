@@ -33,12 +33,17 @@ class ComponentEnv(BaseSettings):
     work_dir: Path | None = None
     task_file: Path | None = None
     tools_url: str | None = None
+    agent_spec: str | None = None
+    """The harness's own agent (scripted or model) as its AgentSpec, JSON: the agent container
+    runs it; the tool sidecar meters a model agent's calls and takes its account of a failure."""
 
     pg_superuser_password: SecretStr | None = None
     pg_app_password: SecretStr | None = None
     pg_golden_superuser_password: SecretStr | None = None
     control_token: SecretStr | None = None
     tools_token: SecretStr | None = None
+    model_api_key: SecretStr | None = None
+    """A model agent's provider key, from the Secret its spec names: the tool sidecar's alone."""
 
     result_configmap: str | None = None
     trace_configmap: str | None = None

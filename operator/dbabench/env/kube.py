@@ -38,6 +38,7 @@ from typing import Any, Literal
 
 from dbabench.env import contract
 from dbabench.model.base import Model
+from dbabench.model.kube import AgentSpec
 
 GROUP = "dbabench.io"
 RUN_LABEL = f"{GROUP}/run"
@@ -246,8 +247,9 @@ class AgentContainer(Model):
     name: str
     """The agent's name in the evaluation (reference, decoy, external, ...)."""
     image: str | None = None
-    """None: the dbabench image with ``command``; else the user's image, its own entrypoint."""
-    command: list[str] = []
+    """The user's image, run with its own entrypoint; None: the harness's own agent ``spec``,
+    run by the dbabench image."""
+    spec: AgentSpec | None = None
     sees_scenario: bool = False
     """Scripted agents are the scenario's own oracles; every other agent works blind."""
 
@@ -309,6 +311,13 @@ def run_objects(run: str, namespace: str, snapshot: str, manifest: str, database
         _secret_env("tools_token", tools, "token"), _env("task_file", TASK_FILE),
         *_result_env(f"{run}-trace", owner)],
         ports=("tools",), mounts=(scenario_mount, ("work", WORK_DIR), ("task", TASK_DIR)))
+    if agent.spec is not None:
+        # the sidecar meters a model agent's calls with the provider's key, which the agent's
+        # container never gets: its own calls go to the sidecar with the tool token
+        sidecar["env"].append(_env("agent_spec", agent.spec.model_dump_json(by_alias=True)))
+        key = agent.spec.api_key_secret
+        if key is not None:
+            sidecar["env"].append(_secret_env("model_api_key", key.name, key.key))
     # A native sidecar: started before the agent (once its startup probe passes: it serves),
     # stopped after it, and so handing over the trace.
     sidecar["restartPolicy"] = "Always"
@@ -320,10 +329,11 @@ def run_objects(run: str, namespace: str, snapshot: str, manifest: str, database
                  _env("task_file", TASK_FILE)]
     agent_mounts = (("task", TASK_DIR), scenario_mount) if agent.sees_scenario else (
         ("task", TASK_DIR),)
-    if agent.image is None:
-        main = _container("agent", settings, agent.command,
-                          [*agent_env, _env("scenario_file", SCENARIO_FILE)]
-                          if agent.sees_scenario else agent_env, mounts=agent_mounts)
+    if agent.spec is not None:
+        own = [*agent_env, _env("agent_spec", agent.spec.model_dump_json(by_alias=True))]
+        main = _container("agent", settings, ["agent"],
+                          [*own, _env("scenario_file", SCENARIO_FILE)]
+                          if agent.sees_scenario else own, mounts=agent_mounts)
     else:
         main = {"name": "agent", "image": agent.image, "env": agent_env,
                 "volumeMounts": [{"name": "task", "mountPath": TASK_DIR, "readOnly": True}]}

@@ -47,8 +47,9 @@ AGENTRUNS = (GROUP, VERSION, "agentruns")
 CAMPAIGNS = (GROUP, VERSION, "campaigns")
 CAMPAIGN_POLL_SECONDS = 5.0
 SCRIPTED = {AgentKind.reference, AgentKind.decoy, AgentKind.null}
-RUN_KINDS = {"local": SCRIPTED | MODEL_KINDS, "pods": SCRIPTED | {AgentKind.external}}
-"""The agents each executor runs; on pods, a model agent's container is still to come."""
+RUN_KINDS = {"local": SCRIPTED | MODEL_KINDS,
+             "pods": SCRIPTED | MODEL_KINDS | {AgentKind.external}}
+"""The agents each executor runs."""
 
 
 class OperatorConfig(BaseSettings):
@@ -266,17 +267,21 @@ async def _drive(run: Run, spec: kopf.Spec, name: str, namespace: str, memo: kop
     if run_spec.budget is not None:
         scenario.spec.budget = run_spec.budget
     started = time.monotonic()
+    # built before anything starts, on either executor: a model without a price or a key
+    # Secret that is missing ends the run Failed here (on pods the key goes no further: the
+    # run's tool sidecar reads it from the Secret itself)
+    agent = None if run_spec.agent.kind == AgentKind.external else registry.build(
+        run_spec.agent, scenario, api_key=await _api_key(memo.api, namespace, run_spec.agent))
     if memo.config.executor == "pods":
         async with memo.runs:
             evaluation = await memo.pods.run(
-                name, namespace, run_spec, scenario, _manifest(scenario),
-                scenario_body["status"]["snapshot"]["name"], owner_reference(run.body),
-                lambda phase, reason: run.enter(phase, reason))
+                name, namespace, run_spec, "external" if agent is None else agent.name,
+                scenario, _manifest(scenario), scenario_body["status"]["snapshot"]["name"],
+                owner_reference(run.body), lambda phase, reason: run.enter(phase, reason))
         memo.metrics.durations.observe(time.monotonic() - started)
         await run.record(evaluation)
         return
-    agent = registry.build(run_spec.agent, scenario,
-                           api_key=await _api_key(memo.api, namespace, run_spec.agent))
+    assert agent is not None
     async with memo.runs:
         await run.enter(Phase.provisioning, "restoring the golden snapshot",
                         started_at=st.now())

@@ -24,7 +24,8 @@ from dbabench.env.postgres import Credentials
 from dbabench.evaluate import scorer
 from dbabench.model.admission import Admission
 from dbabench.model.evaluation import EvaluationResult
-from dbabench.model.kube import AgentKind, AgentRunSpec, OwnerReference, Phase, wire
+from dbabench.model.kube import (MODEL_KINDS, AgentKind, AgentRunSpec, OwnerReference, Phase,
+                                 wire)
 from dbabench.model.scenario import Scenario
 from dbabench.model.status import SnapshotStatus
 from dbabench.operator.api import KubeApi
@@ -131,21 +132,23 @@ class PodsExecutor:
 
     # -- one run --------------------------------------------------------------------------------------
 
-    async def run(self, name: str, namespace: str, spec: AgentRunSpec, scenario: Scenario,
-                  manifest: str, snapshot: str, owner: OwnerReference,
+    async def run(self, name: str, namespace: str, spec: AgentRunSpec, agent_name: str,
+                  scenario: Scenario, manifest: str, snapshot: str, owner: OwnerReference,
                   enter: Callable[[Phase, str], Awaitable[None]]) -> EvaluationResult:
+        """One run; ``agent_name``: what its evaluation calls the agent."""
         try:
-            return await self._run(name, namespace, spec, scenario, manifest, snapshot, owner,
-                                   enter)
+            return await self._run(name, namespace, _agent_container(spec, agent_name),
+                                   spec, scenario, manifest, snapshot, owner, enter)
         except PodsError as e:
             return EvaluationResult(scorer=scorer.current(), scenario=scenario.name,
-                                    agent=spec.agent.kind.value, status="infra_error",
+                                    agent=agent_name, status="infra_error",
                                     infra_reason=str(e))
         finally:
             await self.cleanup(name, namespace)
 
-    async def _run(self, name: str, namespace: str, spec: AgentRunSpec, scenario: Scenario,
-                   manifest: str, snapshot: str, owner: OwnerReference,
+    async def _run(self, name: str, namespace: str, agent: kube.AgentContainer,
+                   spec: AgentRunSpec, scenario: Scenario, manifest: str, snapshot: str,
+                   owner: OwnerReference,
                    enter: Callable[[Phase, str], Awaitable[None]]) -> EvaluationResult:
         if scenario.spec.database.replica is not None:
             raise PodsError(f"scenario {scenario.name} has a streaming replica; the pods executor"
@@ -153,7 +156,6 @@ class PodsExecutor:
         golden_secret = await self.api.read(namespace, "v1", "Secret", snapshot)
         if golden_secret is None:
             raise PodsError(f"Secret {snapshot} (the golden volume's passwords) is missing")
-        agent = _agent_container(spec)
         own = Credentials.generate()
         objects = kube.run_objects(
             name, namespace, snapshot, manifest, scenario.spec.database.name,
@@ -205,18 +207,12 @@ class PodsExecutor:
             await self.api.delete_labelled(namespace, api_version, kind, f"{kube.RUN_LABEL}={name}")
 
 
-def _agent_container(spec: AgentRunSpec) -> kube.AgentContainer:
-    kind = spec.agent.kind
-    if kind == AgentKind.external:
-        return kube.AgentContainer(name="external", image=spec.agent.image)
-    if kind in (AgentKind.reference, AgentKind.decoy, AgentKind.null):
-        command = ["agent", "--kind", kind.value]
-        if spec.agent.remediation:
-            command += ["--remediation", spec.agent.remediation]
-        return kube.AgentContainer(
-            name=kind.value if not spec.agent.remediation else f"reference:{spec.agent.remediation}",
-            command=command, sees_scenario=True)
-    raise PodsError(f"agent kind {kind.value} has no container in this operator version")
+def _agent_container(spec: AgentRunSpec, name: str) -> kube.AgentContainer:
+    if spec.agent.kind == AgentKind.external:
+        return kube.AgentContainer(name=name, image=spec.agent.image)
+    # the scripted agents are the scenario's own oracles; every other agent works blind
+    return kube.AgentContainer(name=name, spec=spec.agent,
+                               sees_scenario=spec.agent.kind not in MODEL_KINDS)
 
 
 def _quantity(text: str | int | None) -> int | None:

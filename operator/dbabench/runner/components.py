@@ -25,6 +25,9 @@ from psycopg import sql as pgsql
 
 from dbabench.errors import BadInput, PermanentInfraError
 from dbabench.agents import registry
+from dbabench.agents.base import AgentFailure
+from dbabench.agents.chat import PROVIDERS, metering_gateway, parse_model
+from dbabench.agents.registry import model_environment
 from dbabench.env import contract, kube
 from dbabench.env.contract import need
 from dbabench.env.local import build_cluster
@@ -36,7 +39,7 @@ from dbabench.env.remote import LogMirror, RemoteInstanceControl
 from dbabench.evaluate import evaluator, predicates
 from dbabench.faults.steps import apply_steps
 from dbabench.model.admission import Admission
-from dbabench.model.kube import AgentKind, AgentSpec
+from dbabench.model.kube import MODEL_KINDS, AgentSpec
 from dbabench.model.scenario import Scenario
 from dbabench.model.task import AgentTask, new_incident
 from dbabench.model.trace import AgentOutcome
@@ -47,6 +50,7 @@ from dbabench.tools import knowledge
 from dbabench.tools.context import ToolContext
 from dbabench.tools.client import ToolServerError
 from dbabench.tools.remote import RemoteGate
+from dbabench.tools.meter import PREFIX as METER_PREFIX, Gateway
 from dbabench.tools.server import serve
 from dbabench.workload.engine import run_workload
 
@@ -280,9 +284,28 @@ async def admission() -> None:
     await _with_mirror(scenario, body)
 
 
+def _own_agent() -> AgentSpec | None:
+    """The harness's own agent that this run's agent container runs; None: a user's image."""
+    spec = contract.get("agent_spec")
+    return None if spec is None else AgentSpec.model_validate_json(spec)
+
+
+def _gateway(spec: AgentSpec | None) -> Gateway | None:
+    """Where a model agent's calls are metered to: its provider, at the spec's address, with
+    the key of the Secret it names (this container's alone)."""
+    if spec is None or spec.kind not in MODEL_KINDS:
+        return None
+    assert spec.model is not None
+    return metering_gateway(parse_model(spec.model).provider,
+                            model_environment(spec, contract.get("model_api_key")))
+
+
 async def tools() -> None:
-    """The tool server of the agent pod: the gate, the trace, the only credentials."""
+    """The tool server of the agent pod: the gate, the trace, the only credentials; for a
+    model agent also the meter its model calls go through, with the provider's key."""
     scenario = _scenario()
+    own = _own_agent()
+    gateway = _gateway(own)
     server = _server(scenario)
     budget = scenario.spec.budget
     host, port = _address("prometheus")
@@ -299,7 +322,8 @@ async def tools() -> None:
                                          new_incident())
         Path(need("task_file")).write_text(task.model_dump_json(indent=1))
         started = time.monotonic()
-        async with serve(gate, task, need("tools_token"), "0.0.0.0", _port("tools")):
+        async with serve(gate, task, need("tools_token"), "0.0.0.0", _port("tools"),
+                         gateway=gateway, own_agent=own is not None):
             # The agent's end stops this sidecar (a native sidecar outlives its main container
             # only until then): the trace is handed over on the way out.
             await _until_signalled()
@@ -314,10 +338,22 @@ async def tools() -> None:
     await _with_mirror(scenario, body)
 
 
-async def agent(kind: str, remediation: str | None) -> None:
-    """A scripted agent in the agent container, through the sidecar like any other agent."""
-    scenario = _scenario()
-    chosen = registry.build(AgentSpec(kind=AgentKind(kind), remediation=remediation), scenario)
+async def agent() -> None:
+    """The harness's own agent in the agent container, through the sidecar like any other
+    agent: a scripted one with the scenario, a model agent without it, its model calls sent
+    to the sidecar's meter with the tool token (it never has the provider's key)."""
+    spec = _own_agent()
+    if spec is None:
+        raise ComponentError(f"{contract.variable('agent_spec')} is not set: the agent"
+                             " container runs the harness's own agents only")
+    if spec.kind in MODEL_KINDS:
+        assert spec.model is not None
+        provider = PROVIDERS[parse_model(spec.model).provider]
+        meter = {provider.base_url_env: need("tools_url") + METER_PREFIX,
+                 provider.key_env: need("tools_token")}
+        chosen = registry.build(spec, None, env=meter)
+    else:
+        chosen = registry.build(spec, _scenario())
     async with RemoteGate(need("tools_url"), need("tools_token")) as gate:
         task = AgentTask.model_validate(await gate.task())
         try:
@@ -326,6 +362,9 @@ async def agent(kind: str, remediation: str | None) -> None:
             if e.status != 429:
                 raise
             _progress(f"stopped: {e.message}")
+        except AgentFailure as e:
+            gate.fail(e.failure, e.message)
+            _progress(f"stopped: {e}")
 
 
 async def evaluation() -> None:
@@ -354,7 +393,7 @@ COMPONENTS = ("golden", "postgres", "exporter", "prometheus", "workload", "admit
               "agent", "evaluate")
 
 
-def run_component(name: str, *, kind: str = "reference", remediation: str | None = None) -> None:
+def run_component(name: str) -> None:
     if name == "golden":
         golden()
     elif name == "exporter":
@@ -363,10 +402,8 @@ def run_component(name: str, *, kind: str = "reference", remediation: str | None
         prometheus()
     else:
         coroutine = {"postgres": postgres, "workload": workload, "admit": admission,
-                     "tools": tools, "evaluate": evaluation}.get(name)
+                     "tools": tools, "agent": agent, "evaluate": evaluation}.get(name)
         if coroutine is not None:
             asyncio.run(coroutine())
-        elif name == "agent":
-            asyncio.run(agent(kind, remediation))
         else:
             raise BadInput(f"unknown component {name!r}: one of {', '.join(COMPONENTS)}")

@@ -134,7 +134,6 @@ async def drive_agent(agent: Agent, task: AgentTask, gate: ToolGate) -> AgentOut
     """The agent's turn under its budget; the gate is closed when it ends."""
     started = time.monotonic()
     exhausted: str | None = None
-    failure: AgentFailure | None = None
     try:
         # asyncio.timeout, not wait_for: 3.11's wait_for loses a cancellation (Ctrl+C) that
         # arrives as the agent finishes
@@ -144,17 +143,10 @@ async def drive_agent(agent: Agent, task: AgentTask, gate: ToolGate) -> AgentOut
         exhausted = f"budget exhausted: {e or 'time'}"
         gate.trace.record(kind="budget", ok=False, error=exhausted)
     except AgentFailure as e:
-        failure = e
-        gate.trace.record(kind="failure", failure=e.failure, ok=False, error=e.message)
-        if e.failure == "budget-exhausted":
-            exhausted = f"budget exhausted: {e.message}"
+        gate.fail(e.failure, e.message)
     finally:
         await gate.close()
-    outcome = gate.outcome(time.monotonic() - started, exhausted)
-    if failure is not None:
-        outcome.failure = failure.failure
-        outcome.report_error = outcome.report_error or str(failure)
-    return outcome
+    return gate.outcome(time.monotonic() - started, exhausted)
 
 
 def open_store() -> SnapshotStore:

@@ -75,6 +75,11 @@ class ToolClient:
     def think(self, text: str) -> None:
         self._request("POST", "/v1/events/thought", {"text": text})
 
+    def fail(self, failure: str, message: str) -> None:
+        """Why the agent stops early (a model agent's failure class); taken from the
+        harness's own agents only."""
+        self._request("POST", "/v1/events/failure", {"failure": failure, "message": message})
+
     def model_call(self, model: str, usage: Mapping[str, int], text: str | None = None) -> None:
         """Record one model call's token usage (input_tokens, cached_input_tokens,
         output_tokens): the efficiency score is computed from these."""

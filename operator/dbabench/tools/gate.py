@@ -26,7 +26,8 @@ from pydantic.alias_generators import to_snake
 from dbabench.env.postgres import AGENT_APPLICATION
 from dbabench.model.base import Model
 from dbabench.model.report import Report
-from dbabench.model.trace import AgentOutcome, SessionInfo, StatementInfo, TraceEvent, Usage
+from dbabench.model.trace import (AgentOutcome, FailureClass, SessionInfo, StatementInfo,
+                                  TraceEvent, Usage)
 from dbabench.model.workload import Server
 from dbabench import policy
 from dbabench.policy.reach import leaves
@@ -127,6 +128,8 @@ class ToolGate:
         """Why the budget ran out, once it has: an agent out of our process only sees a 429."""
         self.agent_sandboxed: bool | None = None
         """For an agent process of its own: whether it ran sandboxed (None: no such process)."""
+        self.failure: tuple[FailureClass, str] | None = None
+        """Why a model-driven agent stopped early, and what it said of it."""
 
     # -- tool calls ------------------------------------------------------------------------
 
@@ -294,6 +297,16 @@ class ToolGate:
                           ok=rejected is None, error=rejected,
                           text=None if text is None else clip_text(text, 10_000)[0])
 
+    def keep(self, name: str, record: Model) -> None:
+        """A record of the agent's own (its configuration) beside the trace."""
+        (self.trace.path.parent / name).write_text(record.model_dump_json(indent=1))
+
+    def fail(self, failure: FailureClass, message: str) -> None:
+        """The agent stopped early for ``failure`` (its own model client's account: only the
+        harness's own agents report one); kept for the outcome and recorded."""
+        self.failure = failure, message
+        self.trace.record(kind="failure", failure=failure, ok=False, error=message)
+
     def submit_report(self, payload: dict[str, Any]) -> dict[str, Any]:
         """Validate and keep the report; an invalid one is recorded with its error."""
         try:
@@ -311,11 +324,15 @@ class ToolGate:
     def outcome(self, wall_seconds: float, exhausted: str | None = None) -> AgentOutcome:
         """What this turn leaves for grading; ``exhausted`` as seen by the caller (a timeout)
         wins over the gate's own record."""
+        failure, said = self.failure or (None, None)
+        if failure == "budget-exhausted":
+            exhausted = exhausted or f"budget exhausted: {said}"
         return AgentOutcome(events=list(self.trace.events), report=self.report,
-                            report_error=self.report_error,
+                            report_error=self.report_error or (
+                                None if failure is None else f"{failure}: {said}"),
                             exhausted=exhausted or (f"budget exhausted: {self.exhausted}"
                                                     if self.exhausted else None),
-                            wall_seconds=round(wall_seconds, 3),
+                            failure=failure, wall_seconds=round(wall_seconds, 3),
                             agent_sandboxed=self.agent_sandboxed)
 
     async def close(self) -> None:

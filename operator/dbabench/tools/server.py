@@ -13,6 +13,9 @@ agent's would, so validation, bounds, budget and trace are the same however an a
     POST /v1/events/thought       {"text"}: the agent's reasoning, for the trace
     POST /v1/events/model         {"model", "usage", "text"}: one model call the agent reports,
                                   for token accounting (marked self-reported)
+    POST /v1/events/failure       {"failure", "message"}: why the agent stopped early; served
+                                  only to the harness's own agents in another process (a model
+                                  agent in its pod), since api-error takes a run out of the score
     GET  /v1/openapi.json         all of the above as an OpenAPI 3.1 document, with every schema
     POST /openai/v1/chat/completions, GET /openai/v1/models
                                   with a gateway configured: the metering proxy (tools.meter)
@@ -37,7 +40,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from dbabench.model.base import Model
 from dbabench.model.task import AgentTask
-from dbabench.model.trace import Usage
+from dbabench.model.trace import FailureClass, Usage
 from dbabench.tools import openapi
 from dbabench.tools.errors import BudgetExhausted
 from dbabench.tools.gate import ToolGate
@@ -85,6 +88,11 @@ class ModelEvent(Model):
     model: str = Field(min_length=1)
     usage: Usage
     text: str | None = None
+
+
+class FailureEvent(Model):
+    failure: FailureClass
+    message: str
 
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -194,6 +202,11 @@ class _Endpoints:
         self.gate.think(event.text)
         return web.json_response({"ok": True})
 
+    async def failure(self, request: web.Request) -> web.Response:
+        event = _parse(FailureEvent, await _json_object(request))
+        self.gate.fail(event.failure, event.message)
+        return web.json_response({"ok": True})
+
     async def model_call(self, request: web.Request) -> web.Response:
         event = _parse(ModelEvent, await _json_object(request))
         try:
@@ -204,9 +217,11 @@ class _Endpoints:
 
 
 def make_app(gate: ToolGate, task: AgentTask, token: str,
-             gateway: Gateway | None = None) -> web.Application:
+             gateway: Gateway | None = None, own_agent: bool = False) -> web.Application:
     """The tool server of one run; only the tools its ``task`` names are offered. With a
-    ``gateway``, it also meters the agent's model calls to it."""
+    ``gateway``, it also meters the agent's model calls to it. ``own_agent``: the agent is
+    the harness's own code (a scripted or model agent in its pod), whose account of why it
+    stopped is taken."""
     if not token:
         raise ValueError("the tool server needs a non-empty token: an empty one admits anyone")
     endpoints = _Endpoints(gate, task, token)
@@ -221,6 +236,8 @@ def make_app(gate: ToolGate, task: AgentTask, token: str,
     app.router.add_post("/v1/events/thought", endpoints.thought)
     app.router.add_post("/v1/events/model", endpoints.model_call)
     app.router.add_get("/v1/openapi.json", endpoints.openapi_document)
+    if own_agent:
+        app.router.add_post("/v1/events/failure", endpoints.failure)
     if gateway is not None:
         Meter(gate, gateway, task.max_cost_usd).install(app)
     return app
@@ -228,9 +245,10 @@ def make_app(gate: ToolGate, task: AgentTask, token: str,
 
 @asynccontextmanager
 async def serve(gate: ToolGate, task: AgentTask, token: str, host: str = "127.0.0.1",
-                port: int = 0, gateway: Gateway | None = None) -> AsyncIterator[str]:
+                port: int = 0, gateway: Gateway | None = None,
+                own_agent: bool = False) -> AsyncIterator[str]:
     """Serve the gate on ``host`` only (port 0: a free one) and yield the base URL."""
-    runner = web.AppRunner(make_app(gate, task, token, gateway),
+    runner = web.AppRunner(make_app(gate, task, token, gateway, own_agent),
                            shutdown_timeout=SHUTDOWN_TIMEOUT_SECONDS)
     await runner.setup()
     try:
