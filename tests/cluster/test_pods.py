@@ -31,7 +31,9 @@ from dbabench.model.evaluation import EVALUATION_VERSION
 
 from player import NODE_LABEL, STORAGE_CLASS, TOLERATION, Player
 from test_chart import CHART, RELEASE, token_kubeconfig
-from test_operator import SCENARIO_FILE, Operator, agentrun, apply, get, phase_of
+from model_server import call, scripted_model
+from test_operator import (MODEL_REPORT, SCENARIO_FILE, Operator, agentrun, apply, get,
+                           model_agentrun, phase_of)
 from waiting import eventually
 
 if TYPE_CHECKING:
@@ -119,7 +121,8 @@ def wait_ready(plane: ControlPlane, namespace: str) -> dict[str, Any]:
 
 def test_agentrun_runs_as_pods_and_is_graded(control_plane: ControlPlane, player: Player,
                                              scratch_root: Path) -> None:
-    with chart_operator(control_plane, player, scratch_root) as (namespace, operator):
+    with chart_operator(control_plane, player, scratch_root, "modelSecrets={gateway-key}") as (
+            namespace, operator):
         snapshot = wait_ready(control_plane, namespace)["snapshot"]
         assert snapshot["method"] == "volume-snapshot" and snapshot["sizeBytes"] > 10 << 20
         snap = get(control_plane, "volumesnapshot", snapshot["name"], namespace)
@@ -211,6 +214,32 @@ def test_agentrun_runs_as_pods_and_is_graded(control_plane: ControlPlane, player
         assert status["phase"] == "Succeeded" and status["summary"]["safePass"] is True, (
             json.dumps(result, indent=1))
         assert result["agent"] == "external" and result["efficiency"]["toolCalls"] >= 4
+
+        # A model agent: its calls go through the sidecar's meter, which alone has the key.
+        control_plane.kubectl("create", "secret", "generic", "gateway-key", "-n", namespace,
+                              "--from-literal=api-key=sk-from-the-secret")
+        script = [call("execute_sql", sql="SELECT count(*) FROM pg_stat_activity"),
+                  call("submit_report", **MODEL_REPORT)]
+        with scripted_model(script, scratch_root / f"model-{namespace}") as model:
+            apply(control_plane, namespace, model_agentrun("react", "openai:gpt-4o-mini",
+                                                           "gateway-key", model.url))
+            eventually(lambda: phase_of(control_plane, "agentrun", "react", namespace) in (
+                "Succeeded", "Failed", "InfraError"), "model agent graded", timeout=600,
+                interval=2)
+            requests = model.requests()
+        status = get(control_plane, "agentrun", "react", namespace)["status"]
+        result = get(control_plane, "evaluation", "react", namespace)["spec"]["result"]
+        assert status["phase"] == "Succeeded", (status, json.dumps(result, indent=1))
+        assert len(requests) == 2 and {r["auth"] for r in requests} == {
+            "Bearer sk-from-the-secret"}
+        assert requests[0]["body"]["model"] == "gpt-4o-mini"
+        assert result["agent"] == "react:openai:gpt-4o-mini"
+        assert status["summary"]["costBasis"] == "metered" and status["summary"]["costUsd"] > 0
+        assert result["efficiency"]["inputTokens"] == 2000
+        assert "sk-from-the-secret" not in json.dumps(status) + json.dumps(result)
+        agent_logs = player.root / "logs"
+        assert not any("sk-from-the-secret" in p.read_text(errors="replace")
+                       for p in agent_logs.glob(f"{namespace}_react-agent*.log"))
 
 
 def test_without_snapshots_runs_restore_by_cloning_the_golden_pvc(

@@ -297,7 +297,8 @@ def _gateway(spec: AgentSpec | None) -> Gateway | None:
         return None
     assert spec.model is not None
     return metering_gateway(parse_model(spec.model).provider,
-                            model_environment(spec, contract.get("model_api_key")))
+                            model_environment(spec, contract.get("model_api_key")),
+                            spec.max_cost_usd)
 
 
 async def tools() -> None:
