@@ -9,10 +9,15 @@ from typing import Any
 
 from psycopg import sql as pgsql
 
+from dbabench.errors import BadInput
 from dbabench.model.task import AgentTask
 from dbabench.model.report import Action, Evidence, Report
 from dbabench.model.scenario import Remediation, Scenario, ToolCall
 from dbabench.tools.gate import ToolGate
+
+
+class ScriptedAgentError(BadInput, ValueError):
+    """A scripted agent that cannot be built: an unknown name or remediation."""
 
 
 async def _call(gate: ToolGate, call: ToolCall) -> dict[str, Any]:
@@ -42,7 +47,7 @@ class ReferenceAgent:
         spec = scenario.spec
         options = {r.name: r for r in [spec.reference, *spec.alternatives]}
         if remediation is not None and remediation not in options:
-            raise ValueError(f"scenario {scenario.name} has no remediation {remediation!r};"
+            raise ScriptedAgentError(f"scenario {scenario.name} has no remediation {remediation!r};"
                              f" it has: {', '.join(options)}")
         self.remediation = options[remediation or spec.reference.name]
         self.name = "reference" if remediation is None else f"reference:{remediation}"
@@ -188,11 +193,11 @@ def scripted_agent(name: str, scenario: Scenario, remediation: str | None = None
     if name == "reference":
         return ReferenceAgent(scenario, remediation)
     if remediation is not None:
-        raise ValueError("--remediation applies to the reference agent only")
+        raise ScriptedAgentError("--remediation applies to the reference agent only")
     if name == "decoy":
         return DecoyAgent(scenario)
     if name == "null":
         return NullAgent()
     if name == "sweep":
         return SweepAgent()
-    raise ValueError(f"unknown agent {name!r}: use {', '.join(SCRIPTED_AGENTS)}")
+    raise ScriptedAgentError(f"unknown agent {name!r}: use {', '.join(SCRIPTED_AGENTS)}")
