@@ -33,6 +33,9 @@ pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[2]
 SCENARIO_FILE = REPO / "scenarios" / "composite" / "stale-stats-lock-chain.yaml"
+# a second scenario with short windows, for a campaign of more than one
+SECOND_SCENARIO = "new-market-without-partition"
+SECOND_SCENARIO_FILE = REPO / "scenarios" / "business-change" / f"{SECOND_SCENARIO}.yaml"
 class Operator:
     """``dbabench operator`` as a process we can kill and start again."""
 
@@ -177,28 +180,57 @@ def test_agentrun_is_graded_and_survives_an_operator_restart(
                "owned Evaluation collected", timeout=60)
 
 
-def test_campaign_runs_every_pair_and_tallies_per_agent(
-        control_plane: ControlPlane, namespace: str, operator: Operator) -> None:
-    control_plane.kubectl("apply", "-n", namespace, "-f", str(SCENARIO_FILE))
-    apply(control_plane, namespace, {
-        "apiVersion": "dbabench.io/v1alpha1", "kind": "Campaign", "metadata": {"name": "cmp"},
-        "spec": {"scenarios": ["stale-stats-lock-chain"], "maxParallel": 1,
-                 "agents": [{"kind": "reference"}, {"kind": "null"}]}})
-    eventually(lambda: phase_of(control_plane, "campaign", "cmp", namespace) == "Succeeded",
-               "campaign finished", timeout=600, interval=2)
+def test_campaign_of_model_and_scripted_agents_survives_an_operator_kill(
+        control_plane: ControlPlane, namespace: str, operator: Operator,
+        scratch_root: Path) -> None:
+    """react and reference on two scenarios, twice each: the operator is SIGKILLed while runs
+    are in flight, and its successor finishes the same eight runs, each with one Evaluation."""
+    control_plane.kubectl("create", "secret", "generic", "gateway-key", "-n", namespace,
+                          "--from-literal=api-key=sk-from-the-secret")
+    for manifest in (SCENARIO_FILE, SECOND_SCENARIO_FILE):
+        control_plane.kubectl("apply", "-n", namespace, "-f", str(manifest))
+    # every run gets a report at once, whichever order the runs ask in
+    with scripted_model([call("submit_report", **MODEL_REPORT)],
+                        scratch_root / f"model-{namespace}") as model:
+        react = model_agentrun("x", "openai:gpt-4o-mini", "gateway-key", model.url)
+        apply(control_plane, namespace, {
+            "apiVersion": "dbabench.io/v1alpha1", "kind": "Campaign", "metadata": {"name": "cmp"},
+            "spec": {"scenarios": ["stale-stats-lock-chain", SECOND_SCENARIO], "repeats": 2,
+                     "maxParallel": 2,
+                     "agents": [{"kind": "reference"}, react["spec"]["agent"]]}})
+
+        def campaign_runs() -> list[dict[str, Any]]:
+            return list(json.loads(control_plane.kubectl(
+                "get", "agentruns", "-n", namespace, "-l", "dbabench.io/campaign=cmp", "-o",
+                "json").stdout)["items"])
+
+        eventually(lambda: sum(r.get("status", {}).get("phase") in ("Running", "Evaluating")
+                               for r in campaign_runs()) >= 1 and len(campaign_runs()) >= 2,
+                   "campaign runs in flight", timeout=400, interval=1)
+        operator.stop(signal.SIGKILL)
+        operator.start()
+        eventually(lambda: phase_of(control_plane, "campaign", "cmp", namespace) == "Succeeded",
+                   "campaign finished", timeout=1200, interval=2)
     campaign = get(control_plane, "campaign", "cmp", namespace)
     status = campaign["status"]
-    assert (status["runs"], status["finished"]) == (2, 2)
-    tallies = {t["agent"]: t for t in status["agents"]}
-    assert tallies["reference"]["safePass"] == 1 and tallies["reference"]["safePassRate"] == 1
-    assert tallies["null"]["scored"] == 1 and tallies["null"]["safePass"] == 0
-    runs = json.loads(control_plane.kubectl(
-        "get", "agentruns", "-n", namespace, "-l", "dbabench.io/campaign=cmp", "-o",
-        "json").stdout)["items"]
-    assert sorted(r["spec"]["agent"]["kind"] for r in runs) == ["null", "reference"]
+    assert (status["runs"], status["finished"]) == (8, 8), status
+    runs = campaign_runs()
+    names = sorted(r["metadata"]["name"] for r in runs)
+    assert names == [f"cmp-{i:04d}" for i in range(8)]
+    evaluations = json.loads(control_plane.kubectl(
+        "get", "evaluations", "-n", namespace, "-o", "json").stdout)["items"]
+    assert sorted(e["metadata"]["name"] for e in evaluations) == names
     for r in runs:
         (owner,) = r["metadata"]["ownerReferences"]
         assert (owner["kind"], owner["uid"]) == ("Campaign", campaign["metadata"]["uid"])
+        assert r["status"]["phase"] == "Succeeded", r["status"]
+    tallies = {t["agent"]: t for t in status["agents"]}
+    reference, model_agent = tallies["reference"], tallies["react:openai:gpt-4o-mini"]
+    assert (reference["scored"], reference["safePass"], reference["safePassRate"]) == (4, 4, 1)
+    assert (model_agent["scored"], model_agent["safePass"]) == (4, 0)
+    assert model_agent["costBasis"] == "metered" and model_agent["costUsd"] > 0
+    assert sorted(r["spec"]["scenario"] for r in runs) == sorted(
+        ["stale-stats-lock-chain", SECOND_SCENARIO] * 4)
     table = control_plane.kubectl("get", "campaigns", "-n", namespace).stdout
     assert "Succeeded" in table
 
