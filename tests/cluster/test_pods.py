@@ -44,6 +44,8 @@ pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 REPO = Path(__file__).resolve().parents[2]
 # agent-images/external-agent.Containerfile: examples/external_agent.py as its entrypoint
 EXTERNAL_IMAGE = "dbabench-external-agent:0.1.0"
+# tests/cluster/metered_agent.py: asks its model through OPENAI_BASE_URL, then reports
+METERED_IMAGE = "dbabench-metered-agent:0.1.0"
 
 SNAPSHOTTER = "github.com/kubernetes-csi/external-snapshotter/client/v8@v8.4.0"
 def snapshot_crds() -> Path:
@@ -64,7 +66,8 @@ def player(control_plane: ControlPlane, crds: None, scratch_root: Path) -> Itera
         control_plane.kubectl("wait", "--for=condition=Established", "--timeout=30s",
                               f"crd/{kind}.snapshot.storage.k8s.io")
     node = Player(control_plane.kubeconfig, scratch_root / "player", images={
-        EXTERNAL_IMAGE: [sys.executable, str(REPO / "examples" / "external_agent.py")]})
+        EXTERNAL_IMAGE: [sys.executable, str(REPO / "examples" / "external_agent.py")],
+        METERED_IMAGE: [sys.executable, str(Path(__file__).with_name("metered_agent.py"))]})
     node.start()
     try:
         yield node
@@ -227,6 +230,18 @@ def test_agentrun_runs_as_pods_and_is_graded(control_plane: ControlPlane, player
                 "Succeeded", "Failed", "InfraError"), "model agent graded", timeout=600,
                 interval=2)
             requests = model.requests()
+            # An external image metered the same way: it gets the meter and its tool token.
+            apply(control_plane, namespace, {
+                "apiVersion": "dbabench.io/v1alpha1", "kind": "AgentRun",
+                "metadata": {"name": "metered"},
+                "spec": {"scenario": "stale-stats-lock-chain", "agent": {
+                    "kind": "external", "image": METERED_IMAGE, "meter": "openai",
+                    "baseUrl": model.url,
+                    "apiKeySecret": {"name": "gateway-key", "key": "api-key"}}}})
+            eventually(lambda: phase_of(control_plane, "agentrun", "metered", namespace) in (
+                "Succeeded", "Failed", "InfraError"), "metered external agent graded",
+                timeout=600, interval=2)
+            metered_requests = model.requests()[len(requests):]
         status = get(control_plane, "agentrun", "react", namespace)["status"]
         result = get(control_plane, "evaluation", "react", namespace)["spec"]["result"]
         assert status["phase"] == "Succeeded", (status, json.dumps(result, indent=1))
@@ -240,6 +255,17 @@ def test_agentrun_runs_as_pods_and_is_graded(control_plane: ControlPlane, player
         agent_logs = player.root / "logs"
         assert not any("sk-from-the-secret" in p.read_text(errors="replace")
                        for p in agent_logs.glob(f"{namespace}_react-agent*.log"))
+
+        status = get(control_plane, "agentrun", "metered", namespace)["status"]
+        result = get(control_plane, "evaluation", "metered", namespace)["spec"]["result"]
+        assert status["phase"] == "Succeeded", (status, json.dumps(result, indent=1))
+        assert [r["auth"] for r in metered_requests] == ["Bearer sk-from-the-secret"]
+        assert result["agent"] == "external"
+        assert status["summary"]["costBasis"] == "metered" and status["summary"]["costUsd"] > 0
+        seen = json.loads((agent_logs / f"{namespace}_metered-agent_agent.log").read_text(
+            errors="replace").splitlines()[0])
+        assert seen["status"] == 200 and {"OPENAI_BASE_URL", "OPENAI_API_KEY"} <= set(seen["env"])
+        assert not any("API_KEY" in name and name != "OPENAI_API_KEY" for name in seen["env"])
 
 
 def test_without_snapshots_runs_restore_by_cloning_the_golden_pvc(

@@ -18,6 +18,7 @@ from pydantic import SecretStr
 
 from dbabench.agents.external import ExternalAgent
 from dbabench.env import sandbox
+from dbabench.env.contract import METER_PATH
 from dbabench.env.postgres import PostgresInstance
 from dbabench.env.processes import free_port
 from dbabench.evaluate.efficiency import evaluate_efficiency
@@ -25,7 +26,7 @@ from dbabench.model.task import AgentTask
 from dbabench.model.trace import TraceEvent, Usage
 from dbabench.pricing import cost_usd, load_prices
 from dbabench.tools.gate import TOOL_NAMES, Budget, ToolGate, TraceWriter
-from dbabench.tools.meter import PREFIX, Endpoint, Gateway
+from dbabench.tools.meter import Endpoint, Gateway
 from dbabench.tools.server import serve
 
 from model_server import ScriptedModel, call, scripted_model
@@ -67,7 +68,7 @@ async def metered(postgres: PostgresInstance, tmp_path: Path, gateway: Gateway,
                     Budget(max_steps=20, timeout_seconds=300))
     try:
         async with serve(gate, task or _task(), TOKEN, gateway=gateway) as url:
-            async with httpx.AsyncClient(base_url=url + PREFIX, timeout=30, headers={
+            async with httpx.AsyncClient(base_url=url + METER_PATH, timeout=30, headers={
                     "Authorization": f"Bearer {TOKEN}"}) as client:
                 yield client, gate
     finally:

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from dbabench.model.kube import CampaignSpec, OwnerReference
+from dbabench.model.kube import AgentSpec, CampaignSpec, OwnerReference
 from dbabench.operator import campaigns
 
 SPEC = CampaignSpec.model_validate({
@@ -94,3 +94,18 @@ def test_model_fields_belong_to_model_agents() -> None:
     with pytest.raises(ValidationError, match="model, effort: for react and plan agents only"):
         CampaignSpec.model_validate({"scenarios": ["a"], "agents": [
             {"kind": "null", "model": "openai:gpt-4o", "effort": "low"}]})
+
+
+def test_an_external_agent_takes_a_gateway_only_to_be_metered() -> None:
+    from pydantic import ValidationError
+    metered = {"kind": "external", "image": "me/agent:1", "meter": "openai",
+               "baseUrl": "http://gateway/v1", "maxCostUsd": 1,
+               "apiKeySecret": {"name": "k", "key": "api-key"}}
+    assert AgentSpec.model_validate(metered).meter == "openai"
+    with pytest.raises(ValidationError, match="an external agent takes baseUrl, apiKeySecret"
+                                              " and maxCostUsd with meter"):
+        AgentSpec.model_validate({**metered, "meter": None})
+    with pytest.raises(ValidationError, match="effort: for react and plan agents only"):
+        AgentSpec.model_validate({**metered, "effort": "low"})
+    with pytest.raises(ValidationError, match="meter: for external agents only"):
+        AgentSpec.model_validate({"kind": "react", "model": "openai:gpt-4o", "meter": "openai"})

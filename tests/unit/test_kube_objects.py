@@ -10,6 +10,8 @@ from dbabench.model.kube import AgentSpec
 OWNER = {"apiVersion": "dbabench.io/v1alpha1", "kind": "AgentRun", "name": "r1", "uid": "u",
          "controller": True, "blockOwnerDeletion": True}
 PASSWORDS = {"superuser-password": "s", "app-password": "a"}
+EXTERNAL = kube.AgentContainer(name="external",
+                               spec=AgentSpec(kind="external", image="me/agent:1"))
 REFERENCE = kube.AgentContainer(name="reference", spec=AgentSpec(kind="reference"),
                                 sees_scenario=True)
 REACT = kube.AgentContainer(name="react:openai:gpt-4o-mini", spec=AgentSpec.model_validate(
@@ -44,7 +46,7 @@ def test_every_object_is_labelled_and_owned_by_its_run() -> None:
 
 
 def test_the_agent_gets_the_token_and_nothing_else() -> None:
-    for agent in (kube.AgentContainer(name="external", image="me/agent:1"), REFERENCE):
+    for agent in (EXTERNAL, REFERENCE):
         pod = by_kind(objects(agent), "Pod", "r1-agent")
         (main,) = pod["spec"]["containers"]
         (sidecar,) = pod["spec"]["initContainers"]
@@ -56,7 +58,7 @@ def test_the_agent_gets_the_token_and_nothing_else() -> None:
         assert sidecar["restartPolicy"] == "Always" and "startupProbe" in sidecar
         scenario_mounted = any(m["name"] == "scenario" for m in main.get("volumeMounts", []))
         assert scenario_mounted == agent.sees_scenario
-    external = by_kind(objects(kube.AgentContainer(name="external", image="me/agent:1")), "Pod",
+    external = by_kind(objects(EXTERNAL), "Pod",
                        "r1-agent")["spec"]["containers"][0]
     assert external["image"] == "me/agent:1" and "command" not in external
 
@@ -79,6 +81,24 @@ def test_a_model_agent_gets_the_token_and_the_sidecar_the_providers_key() -> Non
     assert "DBABENCH_SCENARIO_FILE" not in {e["name"] for e in main["env"]}
 
 
+def test_a_metered_external_agent_gets_the_meter_and_its_token_as_its_key() -> None:
+    metered = kube.AgentContainer(name="external", spec=AgentSpec.model_validate(
+        {"kind": "external", "image": "me/agent:1", "meter": "openrouter",
+         "apiKeySecret": {"name": "router-key", "key": "api-key"}, "maxCostUsd": 2}))
+    pod = by_kind(objects(metered), "Pod", "r1-agent")
+    (main,) = pod["spec"]["containers"]
+    (sidecar,) = pod["spec"]["initContainers"]
+    env = {e["name"]: e for e in main["env"]}
+    assert env["OPENAI_BASE_URL"]["value"] == f"http://127.0.0.1:{kube.PORTS['tools']}/openai/v1"
+    assert env["OPENAI_API_KEY"]["valueFrom"]["secretKeyRef"] == {"name": "r1-tools",
+                                                                 "key": "token"}
+    assert secrets_seen(main) == {"r1-tools"}
+    assert secrets_seen(sidecar) == {"r1-db", "r1-tools", "router-key"}
+    # an external agent unmetered gets neither
+    (plain,) = by_kind(objects(EXTERNAL), "Pod", "r1-agent")["spec"]["containers"]
+    assert not {"OPENAI_BASE_URL", "OPENAI_API_KEY"} & {e["name"] for e in plain["env"]}
+
+
 def _selected(rule: dict[str, Any]) -> list[tuple[str, tuple[str, ...]]]:
     """(run, components) of each pod selector of a policy rule's peers."""
     return [(peer["podSelector"]["matchLabels"][kube.RUN_LABEL],
@@ -87,7 +107,7 @@ def _selected(rule: dict[str, Any]) -> list[tuple[str, tuple[str, ...]]]:
 
 
 def test_agent_egress_is_dns_the_gateway_and_its_sidecars_own_run() -> None:
-    agent = kube.AgentContainer(name="external", image="me/agent:1")
+    agent = EXTERNAL
     closed = by_kind(objects(agent), "NetworkPolicy", "r1-agent")["spec"]
     assert closed["podSelector"]["matchLabels"] == {kube.RUN_LABEL: "r1",
                                                     kube.COMPONENT_LABEL: "agent"}

@@ -43,7 +43,8 @@ from dbabench.model.task import AgentTask
 from dbabench.paths import cache_dir, runs_dir
 from dbabench.scenario.loader import scenarios_root
 from dbabench.tools.gate import ToolGate
-from dbabench.tools.meter import PREFIX, Gateway
+from dbabench.env.contract import METER_PATH, METERED_ENV
+from dbabench.tools.meter import Gateway
 from dbabench.tools.server import CONNECTION_FILE, Connection, serve
 
 STOP_GRACE_SECONDS = 10.0
@@ -51,7 +52,6 @@ PACKAGE = Path(dbabench.__file__).resolve().parent
 LISTEN_POLL_SECONDS = 0.5
 
 
-METERED_ENV = ("OPENAI_BASE_URL", "OPENAI_API_KEY")
 
 
 @asynccontextmanager
@@ -68,7 +68,7 @@ async def serving(task: AgentTask, gate: ToolGate,
         task_file.write_text(task.model_dump_json(indent=1))
         async with serve(gate, task, token, gateway=gateway) as url:
             Connection(url=url, token=token).write(run_dir)
-            metered = {} if gateway is None else dict(zip(METERED_ENV, (url + PREFIX, token)))
+            metered = {} if gateway is None else dict(zip(METERED_ENV, (url + METER_PATH, token)))
             yield {"DBABENCH_TOOLS_URL": url, "DBABENCH_TOOLS_TOKEN": token,
                    "DBABENCH_TASK_FILE": str(task_file), **metered}
 

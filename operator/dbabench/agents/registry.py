@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from dbabench.agents.base import Agent
-from dbabench.agents.chat import PROVIDERS, ChatSettings, parse_model
+from dbabench.agents.chat import (PROVIDERS, ChatSettings, metering_gateway, parse_model,
+                                  parse_provider)
 from dbabench.agents.plan import PlanAgent
 from dbabench.agents.react import ReactAgent
 from dbabench.agents.scripted import scripted_agent
@@ -13,6 +14,7 @@ from dbabench.agents.session import ModelAgentConfig
 from dbabench.errors import BadInput
 from dbabench.model.kube import MODEL_KINDS, AgentKind, AgentSpec
 from dbabench.model.scenario import Scenario
+from dbabench.tools.meter import Gateway
 
 MODEL_AGENTS: dict[str, Callable[..., Agent]] = {"react": ReactAgent, "plan": PlanAgent}
 
@@ -28,15 +30,36 @@ def model_config(spec: AgentSpec) -> ModelAgentConfig:
                             max_cost_usd=spec.max_cost_usd)
 
 
+def metered_provider(spec: AgentSpec) -> str | None:
+    """The provider a run of ``spec`` sends model calls to: a model agent's, or the one an
+    external agent's calls are metered to; None: no model calls the harness sees."""
+    if spec.kind in MODEL_KINDS:
+        assert spec.model is not None
+        return parse_model(spec.model).provider
+    return None if spec.meter is None else parse_provider(spec.meter)
+
+
 def model_environment(spec: AgentSpec, api_key: str | None) -> dict[str, str]:
-    """The only environment a model agent of ``spec`` reads its provider's address and key
-    from: the spec's, never the shell's that runs it."""
-    assert spec.model is not None
-    provider = PROVIDERS[parse_model(spec.model).provider]
+    """The only environment a model agent of ``spec`` (or the meter of a metered external
+    agent) reads its provider's address and key from: the spec's, never the shell's that runs
+    it."""
+    name = metered_provider(spec)
+    assert name is not None
+    provider = PROVIDERS[name]
     env = {} if spec.base_url is None else {provider.base_url_env: spec.base_url}
     if api_key is not None:
         env[provider.key_env] = api_key
     return env
+
+
+def gateway(spec: AgentSpec, api_key: str | None) -> Gateway | None:
+    """Where the run's tool server meters the model calls of ``spec``'s agent when they do
+    not run in the harness's process (a pod's sidecar); checked like a model agent's (bad
+    input: ModelConfigError)."""
+    provider = metered_provider(spec)
+    if provider is None:
+        return None
+    return metering_gateway(provider, model_environment(spec, api_key), spec.max_cost_usd)
 
 
 def build(spec: AgentSpec, scenario: Scenario | None, *, api_key: str | None = None,

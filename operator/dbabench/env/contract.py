@@ -16,6 +16,11 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from dbabench.errors import PermanentInfraError
 
 PREFIX = "DBABENCH_"
+METER_PATH = "/openai/v1"
+"""Where a run's tool server serves its metering proxy (tools.meter), under its own URL."""
+METERED_ENV = ("OPENAI_BASE_URL", "OPENAI_API_KEY")
+"""What a metered external agent gets beside the contract's three variables: the proxy's
+address and its key (the run's tool token), the names every OpenAI client reads."""
 
 
 class ComponentEnv(BaseSettings):

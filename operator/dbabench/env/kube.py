@@ -38,7 +38,7 @@ from typing import Any, Literal
 
 from dbabench.env import contract
 from dbabench.model.base import Model
-from dbabench.model.kube import AgentSpec
+from dbabench.model.kube import AgentKind, AgentSpec
 
 GROUP = "dbabench.io"
 RUN_LABEL = f"{GROUP}/run"
@@ -246,10 +246,9 @@ class AgentContainer(Model):
 
     name: str
     """The agent's name in the evaluation (reference, decoy, external, ...)."""
-    image: str | None = None
-    """The user's image, run with its own entrypoint; None: the harness's own agent ``spec``,
-    run by the dbabench image."""
-    spec: AgentSpec | None = None
+    spec: AgentSpec
+    """An external agent's image runs with its own entrypoint; the harness's own agents run
+    from their spec in the dbabench image."""
     sees_scenario: bool = False
     """Scripted agents are the scenario's own oracles; every other agent works blind."""
 
@@ -311,13 +310,14 @@ def run_objects(run: str, namespace: str, snapshot: str, manifest: str, database
         _secret_env("tools_token", tools, "token"), _env("task_file", TASK_FILE),
         *_result_env(f"{run}-trace", owner)],
         ports=("tools",), mounts=(scenario_mount, ("work", WORK_DIR), ("task", TASK_DIR)))
-    if agent.spec is not None:
-        # the sidecar meters a model agent's calls with the provider's key, which the agent's
-        # container never gets: its own calls go to the sidecar with the tool token
-        sidecar["env"].append(_env("agent_spec", agent.spec.model_dump_json(by_alias=True)))
-        key = agent.spec.api_key_secret
-        if key is not None:
-            sidecar["env"].append(_secret_env("model_api_key", key.name, key.key))
+    # the sidecar meters the agent's model calls (a model agent's, a metered external one's)
+    # with the provider's key, which the agent's container never gets: its calls go to the
+    # sidecar with the tool token
+    spec_env = _env("agent_spec", agent.spec.model_dump_json(by_alias=True))
+    sidecar["env"].append(spec_env)
+    key = agent.spec.api_key_secret
+    if key is not None:
+        sidecar["env"].append(_secret_env("model_api_key", key.name, key.key))
     # A native sidecar: started before the agent (once its startup probe passes: it serves),
     # stopped after it, and so handing over the trace.
     sidecar["restartPolicy"] = "Always"
@@ -329,13 +329,17 @@ def run_objects(run: str, namespace: str, snapshot: str, manifest: str, database
                  _env("task_file", TASK_FILE)]
     agent_mounts = (("task", TASK_DIR), scenario_mount) if agent.sees_scenario else (
         ("task", TASK_DIR),)
-    if agent.spec is not None:
-        own = [*agent_env, _env("agent_spec", agent.spec.model_dump_json(by_alias=True))]
+    if agent.spec.kind != AgentKind.external:
+        own = [*agent_env, spec_env]
         main = _container("agent", settings, ["agent"],
                           [*own, _env("scenario_file", SCENARIO_FILE)]
                           if agent.sees_scenario else own, mounts=agent_mounts)
     else:
-        main = {"name": "agent", "image": agent.image, "env": agent_env,
+        url, key_name = contract.METERED_ENV
+        metered = [] if agent.spec.meter is None else [
+            {"name": url, "value": f"http://127.0.0.1:{PORTS['tools']}{contract.METER_PATH}"},
+            {"name": key_name, "valueFrom": {"secretKeyRef": {"name": tools, "key": "token"}}}]
+        main = {"name": "agent", "image": agent.spec.image, "env": agent_env + metered,
                 "volumeMounts": [{"name": "task", "mountPath": TASK_DIR, "readOnly": True}]}
     agent_pod = _pod(f"{run}-agent", run, "agent", owner, settings, [main],
                      [scenario_volume, _work_volume(), {"name": "task", "emptyDir": {}}],

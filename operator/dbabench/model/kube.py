@@ -63,6 +63,11 @@ class AgentSpec(Model):
     rate_limit_wait_seconds: float | None = Field(
         default=None, ge=0, description="react and plan: how long one call may wait out 429s"
                                         " and 5xx before it is an api-error (default 900)")
+    meter: str | None = Field(
+        default=None, description="external only: the provider (openai, openrouter, selfhosted)"
+        " the run's metering proxy forwards the agent's model calls to, at baseUrl with the key"
+        " of apiKeySecret; the agent gets OPENAI_BASE_URL (the proxy) and OPENAI_API_KEY (its"
+        " tool token), never the key, and its cost is measured (maxCostUsd caps it)")
 
     @model_validator(mode="after")
     def _fields_fit_kind(self) -> "AgentSpec":
@@ -72,13 +77,21 @@ class AgentSpec(Model):
             raise ValueError("remediation applies to the reference agent only")
         if self.kind in MODEL_KINDS and not self.model:
             raise ValueError(f"a {self.kind.value} agent needs model (PROVIDER:MODEL)")
+        if self.meter is not None and self.kind != AgentKind.external:
+            raise ValueError(f"meter: for external agents only, not {self.kind.value}"
+                             " (a model agent's calls are metered anyway)")
+        # a metered external agent's calls go to a gateway: where, with which key, how much
+        metered = ("base_url", "api_key_secret", "max_cost_usd") if self.meter else ()
         model_fields = [name for name in ("model", "base_url", "api_key_secret", "effort",
                                           "max_reply_tokens", "max_model_calls", "max_cost_usd",
                                           "rate_limit_wait_seconds")
-                        if getattr(self, name) is not None]
+                        if getattr(self, name) is not None and name not in metered]
         if model_fields and self.kind not in MODEL_KINDS:
             raise ValueError(f"{', '.join(model_fields)}: for react and plan agents only,"
-                             f" not {self.kind.value}")
+                             f" not {self.kind.value}" + (
+                                 "" if self.kind != AgentKind.external or self.meter else
+                                 " (an external agent takes baseUrl, apiKeySecret and"
+                                 " maxCostUsd with meter)"))
         return self
 
 

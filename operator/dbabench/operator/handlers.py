@@ -267,11 +267,15 @@ async def _drive(run: Run, spec: kopf.Spec, name: str, namespace: str, memo: kop
     if run_spec.budget is not None:
         scenario.spec.budget = run_spec.budget
     started = time.monotonic()
-    # built before anything starts, on either executor: a model without a price or a key
-    # Secret that is missing ends the run Failed here (on pods the key goes no further: the
-    # run's tool sidecar reads it from the Secret itself)
-    agent = None if run_spec.agent.kind == AgentKind.external else registry.build(
-        run_spec.agent, scenario, api_key=await _api_key(memo.api, namespace, run_spec.agent))
+    # built (or, for a metered external agent, its gateway) before anything starts, on either
+    # executor: a model without a price or a key Secret that is missing ends the run Failed
+    # here (on pods the key goes no further: the run's tool sidecar reads it from the Secret)
+    api_key = await _api_key(memo.api, namespace, run_spec.agent)
+    if run_spec.agent.kind == AgentKind.external:
+        agent = None
+        registry.gateway(run_spec.agent, api_key)
+    else:
+        agent = registry.build(run_spec.agent, scenario, api_key=api_key)
     if memo.config.executor == "pods":
         async with memo.runs:
             evaluation = await memo.pods.run(

@@ -208,11 +208,9 @@ class PodsExecutor:
 
 
 def _agent_container(spec: AgentRunSpec, name: str) -> kube.AgentContainer:
-    if spec.agent.kind == AgentKind.external:
-        return kube.AgentContainer(name=name, image=spec.agent.image)
     # the scripted agents are the scenario's own oracles; every other agent works blind
-    return kube.AgentContainer(name=name, spec=spec.agent,
-                               sees_scenario=spec.agent.kind not in MODEL_KINDS)
+    return kube.AgentContainer(name=name, spec=spec.agent, sees_scenario=spec.agent.kind not in (
+        *MODEL_KINDS, AgentKind.external))
 
 
 def _quantity(text: str | int | None) -> int | None:

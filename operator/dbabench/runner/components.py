@@ -26,8 +26,7 @@ from psycopg import sql as pgsql
 from dbabench.errors import BadInput, PermanentInfraError
 from dbabench.agents import registry
 from dbabench.agents.base import AgentFailure
-from dbabench.agents.chat import PROVIDERS, metering_gateway, parse_model
-from dbabench.agents.registry import model_environment
+from dbabench.agents.chat import PROVIDERS, parse_model
 from dbabench.env import contract, kube
 from dbabench.env.contract import need
 from dbabench.env.local import build_cluster
@@ -39,7 +38,7 @@ from dbabench.env.remote import LogMirror, RemoteInstanceControl
 from dbabench.evaluate import evaluator, predicates
 from dbabench.faults.steps import apply_steps
 from dbabench.model.admission import Admission
-from dbabench.model.kube import MODEL_KINDS, AgentSpec
+from dbabench.model.kube import MODEL_KINDS, AgentKind, AgentSpec
 from dbabench.model.scenario import Scenario
 from dbabench.model.task import AgentTask, new_incident
 from dbabench.model.trace import AgentOutcome
@@ -50,7 +49,6 @@ from dbabench.tools import knowledge
 from dbabench.tools.context import ToolContext
 from dbabench.tools.client import ToolServerError
 from dbabench.tools.remote import RemoteGate
-from dbabench.tools.meter import PREFIX as METER_PREFIX, Gateway
 from dbabench.tools.server import serve
 from dbabench.workload.engine import run_workload
 
@@ -284,29 +282,17 @@ async def admission() -> None:
     await _with_mirror(scenario, body)
 
 
-def _own_agent() -> AgentSpec | None:
-    """The harness's own agent that this run's agent container runs; None: a user's image."""
-    spec = contract.get("agent_spec")
-    return None if spec is None else AgentSpec.model_validate_json(spec)
-
-
-def _gateway(spec: AgentSpec | None) -> Gateway | None:
-    """Where a model agent's calls are metered to: its provider, at the spec's address, with
-    the key of the Secret it names (this container's alone)."""
-    if spec is None or spec.kind not in MODEL_KINDS:
-        return None
-    assert spec.model is not None
-    return metering_gateway(parse_model(spec.model).provider,
-                            model_environment(spec, contract.get("model_api_key")),
-                            spec.max_cost_usd)
+def _agent_spec() -> AgentSpec:
+    return AgentSpec.model_validate_json(need("agent_spec"))
 
 
 async def tools() -> None:
     """The tool server of the agent pod: the gate, the trace, the only credentials; for a
-    model agent also the meter its model calls go through, with the provider's key."""
+    model agent or a metered external one also the meter its model calls go through, with
+    the provider's key (of the Secret the spec names: this container's alone)."""
     scenario = _scenario()
-    own = _own_agent()
-    gateway = _gateway(own)
+    spec = _agent_spec()
+    gateway = registry.gateway(spec, contract.get("model_api_key"))
     server = _server(scenario)
     budget = scenario.spec.budget
     host, port = _address("prometheus")
@@ -324,7 +310,7 @@ async def tools() -> None:
         Path(need("task_file")).write_text(task.model_dump_json(indent=1))
         started = time.monotonic()
         async with serve(gate, task, need("tools_token"), "0.0.0.0", _port("tools"),
-                         gateway=gateway, own_agent=own is not None):
+                         gateway=gateway, own_agent=spec.kind != AgentKind.external):
             # The agent's end stops this sidecar (a native sidecar outlives its main container
             # only until then): the trace is handed over on the way out.
             await _until_signalled()
@@ -343,14 +329,14 @@ async def agent() -> None:
     """The harness's own agent in the agent container, through the sidecar like any other
     agent: a scripted one with the scenario, a model agent without it, its model calls sent
     to the sidecar's meter with the tool token (it never has the provider's key)."""
-    spec = _own_agent()
-    if spec is None:
-        raise ComponentError(f"{contract.variable('agent_spec')} is not set: the agent"
-                             " container runs the harness's own agents only")
+    spec = _agent_spec()
+    if spec.kind == AgentKind.external:
+        raise ComponentError("the agent container runs the harness's own agents; an external"
+                             " agent is its own image")
     if spec.kind in MODEL_KINDS:
         assert spec.model is not None
         provider = PROVIDERS[parse_model(spec.model).provider]
-        meter = {provider.base_url_env: need("tools_url") + METER_PREFIX,
+        meter = {provider.base_url_env: need("tools_url") + contract.METER_PATH,
                  provider.key_env: need("tools_token")}
         chosen = registry.build(spec, None, env=meter)
     else:

@@ -26,12 +26,12 @@ import httpx
 from aiohttp import web
 from pydantic import Field, SecretStr
 
+from dbabench.env.contract import METER_PATH
 from dbabench.model.base import Model
 from dbabench.model.trace import Usage
 from dbabench.pricing import Price, cost_usd
 from dbabench.tools.gate import ToolGate
 
-PREFIX = "/openai/v1"
 MAX_REQUEST_BYTES = 16 << 20
 """A long conversation is bigger than the tool server's 1 MiB cap for tool calls."""
 # a gateway waits on the model; a generation of a few thousand tokens takes minutes
@@ -76,8 +76,8 @@ class Meter:
             headers={} if key is None else {"Authorization": f"Bearer {key.get_secret_value()}"})
 
     def install(self, app: web.Application) -> None:
-        app.router.add_post(f"{PREFIX}/chat/completions", self.chat_completions)
-        app.router.add_get(f"{PREFIX}/models", self.models)
+        app.router.add_post(f"{METER_PATH}/chat/completions", self.chat_completions)
+        app.router.add_get(f"{METER_PATH}/models", self.models)
         app.on_cleanup.append(self._close)
 
     async def _close(self, app: web.Application) -> None:
