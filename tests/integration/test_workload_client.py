@@ -91,3 +91,24 @@ async def test_a_request_of_one_statement_can_run_without_begin_and_commit(
     assert client.conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
     await client._drop()
     writer.close()
+
+
+async def test_a_session_left_in_an_aborted_transaction_is_reset(
+        postgres: PostgresInstance, tmp_path: Path) -> None:
+    """A statement timeout that fires as a statement ends can reach the client with the
+    COMMIT after it and leave the session's transaction aborted; every later request would
+    fail in it (25P02) unless the client resets the session, as a pool does."""
+    writer = BusinessLogWriter(tmp_path / "business.jsonl")
+    client = Client(dsn=postgres.dsn(), service="svc", log=writer,
+                    metrics=Metrics(CollectorRegistry()))
+
+    async def left_aborted(conn: psycopg.AsyncConnection) -> None:
+        await conn.execute("BEGIN")
+        await conn.execute("SELECT 1 / 0")
+
+    assert await client.request("op", left_aborted, transaction=False) == "error"
+    assert client.conn is not None
+    assert client.conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+    assert await client.request("op", ping) == "ok"
+    await client._drop()
+    writer.close()

@@ -108,6 +108,12 @@ class Client:
             if self.conn is not None and (self.conn.closed or outcome in ("terminated",
                                                                          "connection_error")):
                 await self._drop()
+            elif self.conn is not None and (self.conn.info.transaction_status
+                                            != psycopg.pq.TransactionStatus.IDLE):
+                # A statement timeout that fires as a statement ends can reach the client
+                # with the COMMIT after it: the transaction is left aborted, and every later
+                # request would fail inside it. A pool resets such a session; so do we.
+                await self._reset()
         latency = time.perf_counter() - started
         self.metrics.requests.labels(self.service, operation, outcome).inc()
         self.metrics.latency.labels(self.service, operation).observe(latency)
@@ -130,6 +136,13 @@ class Client:
                 autocommit=True)
             self.connected_at = time.monotonic()
         return self.conn
+
+    async def _reset(self) -> None:
+        assert self.conn is not None
+        try:
+            await self.conn.rollback()
+        except psycopg.Error:
+            await self._drop()
 
     async def _drop(self) -> None:
         if self.conn is not None:
