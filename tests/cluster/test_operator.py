@@ -127,6 +127,12 @@ def test_api_server_rejects_invalid_manifests_naming_the_field(
 def test_scenario_file_applies_as_is(control_plane: ControlPlane, namespace: str) -> None:
     control_plane.kubectl("apply", "-n", namespace, "-f", str(SCENARIO_FILE))
     assert get(control_plane, "scenario", "stale-stats-lock-chain", namespace)
+    # every scenario of the library is a Scenario the API server takes as it is written
+    files = sorted((REPO / "scenarios").rglob("*.yaml"))
+    assert len(files) > 50
+    done = control_plane.kubectl("apply", "--dry-run=server", "-n", namespace,
+                                 *(a for f in files for a in ("-f", str(f))))
+    assert done.stdout.count("(server dry run)") == len(files), done.stdout
 
 
 def test_agentrun_is_graded_and_survives_an_operator_restart(

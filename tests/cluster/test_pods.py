@@ -113,11 +113,12 @@ def chart_operator(plane: ControlPlane, player: Player, scratch_root: Path,
             print(f"--- {path.name}\n{path.read_text(errors='replace')[-3000:]}")
 
 
-def wait_ready(plane: ControlPlane, namespace: str) -> dict[str, Any]:
-    plane.kubectl("apply", "-n", namespace, "-f", str(SCENARIO_FILE))
-    eventually(lambda: phase_of(plane, "scenario", "stale-stats-lock-chain", namespace) in (
+def wait_ready(plane: ControlPlane, namespace: str,
+               manifest: Path = SCENARIO_FILE) -> dict[str, Any]:
+    plane.kubectl("apply", "-n", namespace, "-f", str(manifest))
+    eventually(lambda: phase_of(plane, "scenario", manifest.stem, namespace) in (
         "Ready", "Failed"), "golden volume", timeout=400)
-    status: dict[str, Any] = get(plane, "scenario", "stale-stats-lock-chain", namespace)["status"]
+    status: dict[str, Any] = get(plane, "scenario", manifest.stem, namespace)["status"]
     assert status["phase"] == "Ready", status
     return status
 
@@ -288,3 +289,35 @@ def test_without_snapshots_runs_restore_by_cloning_the_golden_pvc(
         # restored, manifested and scored: the null agent fixes nothing
         assert status["phase"] == "Succeeded", status
         assert status["summary"]["outcomePass"] is False
+
+
+REPLICA_SCENARIO = (REPO / "scenarios" / "system-failure"
+                    / "replica-slot-name-typo-stops-streaming.yaml")
+
+
+def test_a_replica_scenario_runs_as_pods_with_a_standby_pod(
+        control_plane: ControlPlane, player: Player, scratch_root: Path) -> None:
+    """The standby is a pod of its own, restored from the same snapshot and following the
+    primary's pod; the agent's tools reach it (SQL, its log, its restart), the workload's jobs
+    and the checks address it, and the fix on it is graded."""
+    with chart_operator(control_plane, player, scratch_root) as (namespace, _):
+        wait_ready(control_plane, namespace, REPLICA_SCENARIO)
+        apply(control_plane, namespace, agentrun("rep", REPLICA_SCENARIO.stem, "reference"))
+        eventually(lambda: phase_of(control_plane, "agentrun", "rep", namespace) in (
+            "Succeeded", "Failed", "InfraError"), "replica run graded", timeout=600,
+            interval=2)
+        status = get(control_plane, "agentrun", "rep", namespace)["status"]
+        result = get(control_plane, "evaluation", "rep", namespace)["spec"]["result"]
+        assert status["phase"] == "Succeeded", (status, json.dumps(result, indent=1))
+        # manifested (the standby served stale data, the primary had no standby streaming),
+        # then fixed on the standby: it streams through the slot and serves fresh orders
+        assert status["summary"]["safePass"] is True, json.dumps(result, indent=1)
+        checks = {c["name"]: c["passed"] for c in result["outcome"]["checks"]}
+        assert checks["standby-streams"] and checks["replica-data-fresh"], checks
+        started = set(player.started.values())
+        assert {"rep-postgres", "rep-replica"} <= started, started
+        # every hop of the reference path found its evidence: among them the standby's own
+        # log ("slot replica_1 does not exist"), mirrored from its pod into the sidecar's
+        (uid,) = [u for u, n in player.started.items() if n == "rep-agent"]
+        trace = (player.root / f"pod-{uid}" / "empty-work" / "trace.jsonl").read_text()
+        assert "replica_1" in trace and "expected evidence" not in trace, trace[-3000:]

@@ -6,6 +6,7 @@ from typing import Any
 
 from dbabench.env import kube
 from dbabench.model.kube import AgentSpec
+from dbabench.model.scenario import ReplicaSpec
 
 OWNER = {"apiVersion": "dbabench.io/v1alpha1", "kind": "AgentRun", "name": "r1", "uid": "u",
          "controller": True, "blockOwnerDeletion": True}
@@ -19,11 +20,11 @@ REACT = kube.AgentContainer(name="react:openai:gpt-4o-mini", spec=AgentSpec.mode
      "apiKeySecret": {"name": "openai-key", "key": "api-key"}}))
 
 
-def objects(agent: kube.AgentContainer,
-            settings: kube.KubeSettings | None = None) -> dict[str, list[dict[str, Any]]]:
+def objects(agent: kube.AgentContainer, settings: kube.KubeSettings | None = None,
+            replica: ReplicaSpec | None = None) -> dict[str, list[dict[str, Any]]]:
     return kube.run_objects("r1", "ns", "golden-x", "kind: Scenario\n", "app", PASSWORDS,
                             "golden-pw", "tok", "ctl", agent, settings or kube.KubeSettings(),
-                            OWNER)
+                            OWNER, replica)
 
 
 def by_kind(objs: dict[str, list[dict[str, Any]]], kind: str, name: str) -> dict[str, Any]:
@@ -158,6 +159,62 @@ def _holders(objs: dict[str, list[dict]], variable: str) -> list[str]:
             for c in (o["spec"].get("template", o)["spec"].get("containers", [])
                       + o["spec"].get("template", o)["spec"].get("initContainers", []))
             if any(e["name"] == variable for e in c.get("env", []))]
+
+
+def _env_of(container: dict[str, Any]) -> dict[str, str]:
+    return {e["name"]: e.get("value", "") for e in container.get("env", [])}
+
+
+def test_a_standby_is_a_second_database_pod_restored_from_the_same_snapshot() -> None:
+    spec = ReplicaSpec(slot="replica1", settings={"hot_standby_feedback": True})
+    objs = objects(REFERENCE, replica=spec)
+    plain = objects(REFERENCE)
+    assert not any(o["metadata"]["name"].startswith("r1-replica")
+                   for phase in plain.values() for o in phase)
+    assert "DBABENCH_ADDR_REPLICA" not in _env_of(by_kind(plain, "Pod", "r1-workload")[
+        "spec"]["containers"][0])
+    # its own volume, of the primary's snapshot: both start at the golden's checkpoint
+    pvc = by_kind(objs, "PersistentVolumeClaim", "r1-replica-data")
+    assert pvc["spec"]["dataSource"] == by_kind(objs, "PersistentVolumeClaim",
+                                                "r1-data")["spec"]["dataSource"]
+    pod = by_kind(objs, "Pod", "r1-replica")
+    assert pod["spec"]["volumes"] == [{"name": "data", "persistentVolumeClaim": {
+        "claimName": "r1-replica-data"}}]
+    server, exporter = pod["spec"]["containers"]
+    env = _env_of(server)
+    # the same entrypoint as the primary's, told whom to follow and how: no manifest
+    assert server["command"] == ["dbabench", "component", "postgres"]
+    assert ReplicaSpec.model_validate_json(env["DBABENCH_REPLICA_SPEC"]) == spec
+    assert env["DBABENCH_ADDR_POSTGRES"] == "r1-postgres.ns.svc:5432"
+    assert "DBABENCH_SCENARIO_FILE" not in env
+    assert _env_of(exporter)["DBABENCH_ADDR_POSTGRES"] == "127.0.0.1:5432"
+    service = by_kind(objs, "Service", "r1-replica")
+    assert service["spec"]["selector"] == {kube.RUN_LABEL: "r1", kube.COMPONENT_LABEL: "replica"}
+    # the primary's Prometheus scrapes the standby's exporter
+    (prometheus,) = [c for c in by_kind(objs, "Pod", "r1-postgres")["spec"]["containers"]
+                     if c["name"] == "prometheus"]
+    assert _env_of(prometheus)["DBABENCH_ADDR_REPLICA_EXPORTER"] == "r1-replica.ns.svc:9187"
+    # every component that reaches a server reaches both; the sidecar controls both
+    for name in ("r1-workload", "r1-admit", "r1-agent", "r1-evaluate"):
+        body = by_kind(objs, "Job" if name in ("r1-admit", "r1-evaluate") else "Pod", name)
+        spec_ = body["spec"].get("template", body)["spec"]
+        (harness,) = [c for c in spec_["containers"] + spec_.get("initContainers", [])
+                      if c["name"] != "agent"]
+        assert _env_of(harness)["DBABENCH_ADDR_REPLICA"] == "r1-replica.ns.svc:5432", name
+    (sidecar,) = by_kind(objs, "Pod", "r1-agent")["spec"]["initContainers"]
+    assert _env_of(sidecar)["DBABENCH_ADDR_REPLICA_CONTROL"] == "r1-replica.ns.svc:8008"
+    (agent,) = by_kind(objs, "Pod", "r1-agent")["spec"]["containers"]
+    assert not any(n.startswith("DBABENCH_ADDR") for n in _env_of(agent))
+    # the servers admit each other (streaming, scraping) and their run's pods, nothing else
+    [rule] = by_kind(objs, "NetworkPolicy", "r1-postgres")["spec"]["ingress"]
+    assert _selected(rule) == [("r1", ("workload", "admit", "agent", "evaluate", "replica"))]
+    [rule] = by_kind(objs, "NetworkPolicy", "r1-replica")["spec"]["ingress"]
+    assert _selected(rule) == [("r1", ("workload", "admit", "agent", "evaluate", "postgres"))]
+    assert {p["port"] for p in rule["ports"]} == {5432, 8008, 9187}
+    egress = by_kind(objs, "NetworkPolicy", "r1-agent")["spec"]["egress"]
+    assert [_selected(r) for r in egress[1:]] == [
+        [("r1", ("postgres",))], [("r1", ("replica",))], [("r1", ("workload",))]]
+    assert _holders(objs, "DBABENCH_CONTROL_TOKEN") == ["postgres", "postgres", "tools"]
 
 
 def test_data_volume_is_restored_from_the_golden_snapshot() -> None:

@@ -56,6 +56,14 @@ def test_unknown_field_is_rejected() -> None:
     assert "spec.manifestations: Extra inputs are not permitted" in errors_of(doc)
 
 
+def test_python_field_names_are_refused_as_the_api_server_refuses_them() -> None:
+    # the CRD has the camelCase names only: a file the loader took would not kubectl-apply
+    doc = base_doc()
+    doc["spec"]["budget"]["max_steps"] = doc["spec"]["budget"].pop("maxSteps")
+    assert ("spec.budget.max_steps: Extra inputs are not permitted (manifests name fields in"
+            " camelCase: maxSteps)") in errors_of(doc)
+
+
 def test_wrong_enum_inside_a_list_names_the_index() -> None:
     doc = base_doc()
     doc["spec"]["outcome"]["checks"][1]["predicate"]["op"] = "~"

@@ -41,6 +41,9 @@ class ComponentEnv(BaseSettings):
     agent_spec: str | None = None
     """The harness's own agent (scripted or model) as its AgentSpec, JSON: the agent container
     runs it; the tool sidecar meters a model agent's calls and takes its account of a failure."""
+    replica_spec: str | None = None
+    """The scenario's hot standby (its ReplicaSpec, JSON): set in the standby's database pod,
+    which has no manifest, and only there."""
 
     pg_superuser_password: SecretStr | None = None
     pg_app_password: SecretStr | None = None
@@ -56,8 +59,13 @@ class ComponentEnv(BaseSettings):
 
     # where the other components are (host:port) and where this one listens
     addr_postgres: str | None = None
+    """The primary; the standby follows it."""
+    addr_replica: str | None = None
+    """The hot standby, where the scenario has one."""
     addr_control: str | None = None
+    addr_replica_control: str | None = None
     addr_exporter: str | None = None
+    addr_replica_exporter: str | None = None
     addr_prometheus: str | None = None
     addr_workload: str | None = None
     addr_business: str | None = None

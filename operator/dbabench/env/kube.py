@@ -13,6 +13,10 @@ The pods executor (``dbabench.operator.pods``) creates, per AgentRun:
                                control token), postgres_exporter and a Prometheus scraping
                                this run only; Service of the same name; no manifest; a
                                NetworkPolicy admits the run's own pods only
+    <run>-replica-data  PVC    where the scenario has a hot standby: the same snapshot again
+    <run>-replica   Pod        the standby (the same entrypoint, following the primary through
+                               the scenario's slot) and its postgres_exporter; Service and
+                               NetworkPolicy as the primary's
     <run>-workload  Pod        runtime fault, then the application; Service of the same name
     <run>-admit     Job        manifestation predicates -> ConfigMap <run>-admission
     <run>-agent     Pod        the agent, and the tool server as a native sidecar holding the
@@ -39,6 +43,7 @@ from typing import Any, Literal
 from dbabench.env import contract
 from dbabench.model.base import Model
 from dbabench.model.kube import AgentKind, AgentSpec
+from dbabench.model.scenario import ReplicaSpec
 
 GROUP = "dbabench.io"
 RUN_LABEL = f"{GROUP}/run"
@@ -253,39 +258,68 @@ class AgentContainer(Model):
     """Scripted agents are the scenario's own oracles; every other agent works blind."""
 
 
-def run_objects(run: str, namespace: str, snapshot: str, manifest: str, database: str,
-                passwords: dict[str, str], golden_superuser_password: str, token: str,
-                control_token: str, agent: AgentContainer, settings: KubeSettings,
-                owner: dict[str, Any] | None) -> dict[str, list[dict[str, Any]]]:
-    """Every object of one run, grouped by the phase that creates them. ``passwords`` are this
-    run's own, which the database pod sets over the golden's at start; ``token`` is the tool
-    server's (the agent's), ``control_token`` the database pod's control endpoint's."""
-    db, tools = f"{run}-db", f"{run}-tools"
-    pg_addr = addr(f"{run}-postgres", namespace, "postgres")
-    workload_addr = addr(f"{run}-workload", namespace, "workload")
-    common = [_env("scenario_file", SCENARIO_FILE), _env("run", run),
-              _env("addr_postgres", pg_addr)]
-    scenario_mount = ("scenario", "/etc/dbabench")
-    scenario_volume = _config_volume(f"{run}-scenario")
-
-    # the database pod has no manifest: what a program the server runs could read of the run
-    postgres = _pod(f"{run}-postgres", run, "postgres", owner, settings, [
+def _server_containers(run: str, database: str, db: str, settings: KubeSettings,
+                       standby: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A database server and its postgres_exporter; ``standby``: the environment that makes
+    it the hot standby of the run's primary (none for the primary itself)."""
+    return [
         _container("postgres", settings, ["postgres"],
                    [_env("pg_home", PG_HOME), _env("database", database),
                     _env("run", run), *_db_env(db, app=True, control=True),
                     _secret_env("pg_golden_superuser_password", db,
-                                "golden-superuser-password")],
-                   # ready once the control endpoint listens: after this run's passwords are set
+                                "golden-superuser-password"), *standby],
+                   # ready once the control endpoint listens: after this run's passwords are
+                   # set (a standby: after it has replayed them)
                    ports=("control", "postgres"), mounts=(("data", PG_HOME),)),
         _container("exporter", settings, ["exporter"],
                    [_env("addr_postgres", f"127.0.0.1:{PORTS['postgres']}"),
                     *_db_env(db)], ports=("exporter",)),
+    ]
+
+
+def run_objects(run: str, namespace: str, snapshot: str, manifest: str, database: str,
+                passwords: dict[str, str], golden_superuser_password: str, token: str,
+                control_token: str, agent: AgentContainer, settings: KubeSettings,
+                owner: dict[str, Any] | None,
+                replica: ReplicaSpec | None = None) -> dict[str, list[dict[str, Any]]]:
+    """Every object of one run, grouped by the phase that creates them. ``passwords`` are this
+    run's own, which the database pod sets over the golden's at start; ``token`` is the tool
+    server's (the agent's), ``control_token`` the database pod's control endpoint's;
+    ``replica``: the scenario's hot standby, a second database pod."""
+    db, tools = f"{run}-db", f"{run}-tools"
+    pg_addr = addr(f"{run}-postgres", namespace, "postgres")
+    workload_addr = addr(f"{run}-workload", namespace, "workload")
+    # where the scenario has a standby, every component that reaches a server reaches both
+    standby_addr = [] if replica is None else [
+        _env("addr_replica", addr(f"{run}-replica", namespace, "postgres"))]
+    common = [_env("scenario_file", SCENARIO_FILE), _env("run", run),
+              _env("addr_postgres", pg_addr), *standby_addr]
+    scenario_mount = ("scenario", "/etc/dbabench")
+    scenario_volume = _config_volume(f"{run}-scenario")
+
+    # the database pods have no manifest: what a program the server runs could read of the run
+    scraped = [] if replica is None else [
+        _env("addr_replica_exporter", addr(f"{run}-replica", namespace, "exporter"))]
+    postgres = _pod(f"{run}-postgres", run, "postgres", owner, settings, [
+        *_server_containers(run, database, db, settings, []),
         _container("prometheus", settings, ["prometheus"],
                    [_env("run", run), _env("work_dir", WORK_DIR),
-                    _env("addr_exporter", f"127.0.0.1:{PORTS['exporter']}"),
+                    _env("addr_exporter", f"127.0.0.1:{PORTS['exporter']}"), *scraped,
                     _env("addr_workload", workload_addr)],
                    ports=("prometheus",), mounts=(("work", WORK_DIR),)),
     ], [_claim_volume(f"{run}-data"), _work_volume()])
+    servers: list[dict[str, Any]] = [
+        postgres, _service(f"{run}-postgres", run, "postgres", owner, DATABASE_PORTS),
+        database_network_policy(run, "postgres", owner, replica is not None)]
+    if replica is not None:
+        servers = [_pvc(f"{run}-replica-data", run, "data", owner, settings, snapshot), *servers,
+                   _pod(f"{run}-replica", run, "replica", owner, settings, _server_containers(
+                       run, database, db, settings,
+                       [_env("addr_postgres", pg_addr),
+                        _env("replica_spec", replica.model_dump_json())]),
+                        [_claim_volume(f"{run}-replica-data")]),
+                   _service(f"{run}-replica", run, "replica", owner, REPLICA_PORTS),
+                   database_network_policy(run, "replica", owner, True)]
 
     workload = _pod(f"{run}-workload", run, "workload", owner, settings, [
         _container("workload", settings, ["workload"], [*common, *_db_env(db, app=True)],
@@ -306,6 +340,8 @@ def run_objects(run: str, namespace: str, snapshot: str, manifest: str, database
     sidecar = _container("tools", settings, ["tools"], [
         *harness, _env("addr_prometheus", addr(f"{run}-postgres", namespace, "prometheus")),
         _env("addr_control", addr(f"{run}-postgres", namespace, "control")),
+        *([] if replica is None else [
+            _env("addr_replica_control", addr(f"{run}-replica", namespace, "control"))]),
         _secret_env("control_token", db, "control-token"),
         _secret_env("tools_token", tools, "token"), _env("task_file", TASK_FILE),
         *_result_env(f"{run}-trace", owner)],
@@ -374,17 +410,14 @@ def run_objects(run: str, namespace: str, snapshot: str, manifest: str, database
             _secret(tools, run, "tools", owner, {"token": token}),
             _configmap(f"{run}-scenario", run, "scenario", owner, {"scenario.yaml": manifest}),
             _pvc(f"{run}-data", run, "data", owner, settings, snapshot),
-            postgres,
-            _service(f"{run}-postgres", run, "postgres", owner,
-                     ("postgres", "control", "prometheus")),
-            database_network_policy(run, owner),
+            *servers,
         ],
         "admitting": [
             workload, _service(f"{run}-workload", run, "workload", owner,
                                ("workload", "business")),
             _job(f"{run}-admit", run, "admit", owner, admit),
         ],
-        "running": [agent_pod, agent_network_policy(run, owner, settings)],
+        "running": [agent_pod, agent_network_policy(run, owner, settings, replica is not None)],
         "evaluating": [_job(f"{run}-evaluate", run, "evaluate", owner, evaluate)],
     }
 
@@ -399,29 +432,38 @@ def _tcp(*ports: str) -> list[dict[str, Any]]:
 
 
 DATABASE_PORTS = ("postgres", "control", "prometheus")
+REPLICA_PORTS = ("postgres", "control", "exporter")
+"""The standby's exporter is scraped by the Prometheus of the primary's pod."""
 
 
-def database_network_policy(run: str, owner: dict[str, Any] | None) -> dict[str, Any]:
-    """The database pod admits its own run's pods and no other: the workload, admission, the
-    agent pod's tool sidecar and the evaluator (its own containers talk over loopback)."""
+def database_network_policy(run: str, component: str, owner: dict[str, Any] | None,
+                            with_replica: bool) -> dict[str, Any]:
+    """A database pod admits its own run's pods and no other: the workload, admission, the
+    agent pod's tool sidecar and the evaluator (its own containers talk over loopback); where
+    there is a standby, the primary admits it (streaming) and it admits the primary's pod
+    (whose Prometheus scrapes its exporter)."""
+    peer = ("replica" if component == "postgres" else "postgres",) if with_replica else ()
     return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
-            "metadata": _meta(f"{run}-postgres", run, "postgres", owner),
+            "metadata": _meta(f"{run}-{component}", run, component, owner),
             "spec": {"podSelector": {"matchLabels": {RUN_LABEL: run,
-                                                     COMPONENT_LABEL: "postgres"}},
+                                                     COMPONENT_LABEL: component}},
                      "policyTypes": ["Ingress"],
                      "ingress": [{"from": [_run_pods(run, "workload", "admit", "agent",
-                                                     "evaluate")],
-                                  "ports": _tcp(*DATABASE_PORTS)}]}}
+                                                     "evaluate", *peer)],
+                                  "ports": _tcp(*(DATABASE_PORTS if component == "postgres"
+                                                  else REPLICA_PORTS))}]}}
 
 
 def agent_network_policy(run: str, owner: dict[str, Any] | None,
-                         settings: KubeSettings) -> dict[str, Any]:
+                         settings: KubeSettings, with_replica: bool = False) -> dict[str, Any]:
     """The agent pod reaches DNS, the model gateway when one is configured, and what its tool
-    sidecar needs: the run's database and workload pods, and the API server when its address
-    is configured. Its own sidecar is on loopback, which no policy can block."""
+    sidecar needs: the run's database pods and workload pod, and the API server when its
+    address is configured. Its own sidecar is on loopback, which no policy can block."""
     egress: list[dict[str, Any]] = [
         {"ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]},
         {"to": [_run_pods(run, "postgres")], "ports": _tcp(*DATABASE_PORTS)},
+        *([{"to": [_run_pods(run, "replica")], "ports": _tcp("postgres", "control")}]
+          if with_replica else []),
         {"to": [_run_pods(run, "workload")], "ports": _tcp("workload", "business")}]
     for cidr in (settings.model_gateway_cidr, settings.api_server_cidr):
         if cidr:

@@ -16,8 +16,11 @@ import yaml
 
 from dbabench.errors import InfraError
 from dbabench.env.processes import ProcessTable, free_port
+from dbabench.model.workload import Server
 
 SCRAPE_INTERVAL = "1s"
+EXPORTER_JOBS: dict[Server, str] = {"primary": "postgres", "replica": "postgres_replica"}
+"""The Prometheus job of each server's postgres_exporter: what the agent's queries select."""
 
 
 class MonitoringError(InfraError, RuntimeError):

@@ -166,7 +166,8 @@ class PostgresInstance:
 
     def relocate(self, port: int, *, listen: str = "127.0.0.1") -> None:
         """Point a cloned cluster at this instance's paths and a new port; ``listen`` other
-        than loopback (a pod's) also admits password logins from other hosts."""
+        than loopback (a pod's) also admits password logins, and a standby's, from other
+        hosts."""
         self.port = port
         self.log_dir.mkdir(parents=True, exist_ok=True)
         chown_for_postgres(self.log_dir)
@@ -178,7 +179,8 @@ class PostgresInstance:
                         + f"listen_addresses = {_conf_value(listen)}\n"
                         + f"log_directory = {_conf_value(str(self.log_dir))}\n")
         hba = self.pgdata / "pg_hba.conf"
-        remote = "host all all all scram-sha-256\n"
+        # "all" does not match replication connections: a standby in another pod needs its own
+        remote = "host all all all scram-sha-256\nhost replication all all scram-sha-256\n"
         if listen != "127.0.0.1" and remote not in hba.read_text():
             with hba.open("a") as f:
                 f.write(remote)

@@ -25,20 +25,29 @@ CHUNK_BYTES = 4 << 20
 
 
 class LogMirror:
-    def __init__(self, dsn: str, business_url: str, into: Path) -> None:
-        self.dsn = dsn
+    """``dsn``: the primary's; ``replica_dsn``: the hot standby's, where there is one, whose
+    log is mirrored into ``replica_log_dir``."""
+
+    def __init__(self, dsn: str, business_url: str, into: Path,
+                 replica_dsn: str | None = None) -> None:
         self.business_url = business_url
         self.pg_log_dir = into / "pglog"
+        self.replica_log_dir = into / "replica-pglog"
         self.business_log = into / "business.jsonl"
-        self.pg_log_dir.mkdir(parents=True, exist_ok=True)
+        self.servers = {self.pg_log_dir: dsn}
+        if replica_dsn is not None:
+            self.servers[self.replica_log_dir] = replica_dsn
+        for directory in self.servers:
+            directory.mkdir(parents=True, exist_ok=True)
         self.business_log.touch()
         self._lock = asyncio.Lock()
 
     async def sync(self) -> None:
-        """Bring both copies up to date; a source that is down is retried on the next sync."""
+        """Bring every copy up to date; a source that is down is retried on the next sync."""
         async with self._lock:
-            with contextlib.suppress(psycopg.OperationalError):
-                await self._sync_server_log()
+            for directory, dsn in self.servers.items():
+                with contextlib.suppress(psycopg.OperationalError):
+                    await self._sync_server_log(dsn, directory)
             with contextlib.suppress(httpx.TransportError):
                 await self._sync_business_log()
 
@@ -48,14 +57,14 @@ class LogMirror:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), MIRROR_INTERVAL_SECONDS)
 
-    async def _sync_server_log(self) -> None:
+    async def _sync_server_log(self, dsn: str, into: Path) -> None:
         async with await psycopg.AsyncConnection.connect(
-                self.dsn, autocommit=True, application_name=HARNESS_APPLICATION) as conn:
+                dsn, autocommit=True, application_name=HARNESS_APPLICATION) as conn:
             cur = await conn.execute(
                 "SELECT current_setting('log_directory'), name, size FROM pg_ls_logdir()"
                 " WHERE name LIKE '%.json' ORDER BY name")
             for directory, name, size in await cur.fetchall():
-                local = self.pg_log_dir / name
+                local = into / name
                 have = local.stat().st_size if local.exists() else 0
                 while have < size:
                     cur = await conn.execute("SELECT pg_read_binary_file(%s, %s, %s)",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import functools
 import secrets
 import time
 from collections.abc import Awaitable, Callable
@@ -150,9 +151,6 @@ class PodsExecutor:
                    spec: AgentRunSpec, scenario: Scenario, manifest: str, snapshot: str,
                    owner: OwnerReference,
                    enter: Callable[[Phase, str], Awaitable[None]]) -> EvaluationResult:
-        if scenario.spec.database.replica is not None:
-            raise PodsError(f"scenario {scenario.name} has a streaming replica; the pods executor"
-                            " runs single-server scenarios so far: run it with executor local")
         golden_secret = await self.api.read(namespace, "v1", "Secret", snapshot)
         if golden_secret is None:
             raise PodsError(f"Secret {snapshot} (the golden volume's passwords) is missing")
@@ -161,13 +159,18 @@ class PodsExecutor:
             name, namespace, snapshot, manifest, scenario.spec.database.name,
             {"superuser-password": own.superuser_password, "app-password": own.app_password},
             _decoded(golden_secret)["superuser-password"], secrets.token_urlsafe(24),
-            secrets.token_urlsafe(24), agent, self.settings, wire(owner))
+            secrets.token_urlsafe(24), agent, self.settings, wire(owner),
+            scenario.spec.database.replica)
+        servers = [f"{name}-postgres"] + (
+            [f"{name}-replica"] if scenario.spec.database.replica is not None else [])
 
-        await enter(Phase.provisioning, "restoring the golden snapshot into a volume")
+        await enter(Phase.provisioning, "restoring the golden snapshot into "
+                    + ("a volume" if len(servers) == 1 else "a volume per server"))
         for body in objects["provisioning"]:
             await self.api.ensure(namespace, body)
-        await _until(f"Pod {name}-postgres to be ready", self.phase_timeout,
-                     lambda: self._pod_ready(namespace, f"{name}-postgres"))
+        for pod in servers:
+            await _until(f"Pod {pod} to be ready", self.phase_timeout,
+                         functools.partial(self._pod_ready, namespace, pod))
 
         await enter(Phase.admitting, "workload and runtime fault; checking manifestation")
         for body in objects["admitting"]:

@@ -10,6 +10,7 @@ Results go to ConfigMaps (``env.kube.publish``) that the operator reads.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hmac
 import os
 import signal
@@ -30,7 +31,7 @@ from dbabench.agents.chat import PROVIDERS
 from dbabench.env import contract, kube
 from dbabench.env.contract import need
 from dbabench.env.local import build_cluster
-from dbabench.env.monitoring import exporter_binary, prometheus_argv
+from dbabench.env.monitoring import EXPORTER_JOBS, exporter_binary, prometheus_argv
 from dbabench.env.postgres import (APP_ROLE, GOLDEN_META, HARNESS_APPLICATION, SUPERUSER,
                                    Credentials, PostgresInstance)
 from dbabench.env.processes import ProcessTable
@@ -39,7 +40,7 @@ from dbabench.evaluate import evaluator, predicates
 from dbabench.faults.steps import apply_steps
 from dbabench.model.admission import Admission
 from dbabench.model.kube import MODEL_KINDS, AgentKind, AgentSpec
-from dbabench.model.scenario import Scenario
+from dbabench.model.scenario import ReplicaSpec, Scenario
 from dbabench.model.task import AgentTask, new_incident
 from dbabench.model.trace import AgentOutcome
 from dbabench.runner import assembly
@@ -51,6 +52,11 @@ from dbabench.tools.client import ToolServerError
 from dbabench.tools.remote import RemoteGate
 from dbabench.tools.server import serve
 from dbabench.workload.engine import run_workload
+
+
+STANDBY_CATCH_UP_SECONDS = 300.0
+"""How long a standby waits for its primary to take this run's passwords, and then for
+itself to have replayed them."""
 
 
 class ComponentError(PermanentInfraError, RuntimeError):
@@ -75,11 +81,19 @@ def _credentials() -> Credentials:
                        app_password=contract.get("pg_app_password") or "")
 
 
-def _server(scenario: Scenario) -> PostgresInstance:
-    """The run's database server, wherever it is, as a connection target."""
-    host, port = _address("postgres")
-    return PostgresInstance(Path("/nonexistent"), _credentials(), port=port,
-                            database=scenario.spec.database.name, host=host)
+def _server(database: str, component: str = "postgres") -> PostgresInstance:
+    """The run's primary (or its standby: component replica), wherever it is, as a connection
+    target."""
+    host, port = _address(component)
+    return PostgresInstance(Path("/nonexistent"), _credentials(), port=port, database=database,
+                            host=host)
+
+
+def _replica(scenario: Scenario) -> PostgresInstance | None:
+    """The hot standby, where the scenario has one (its pod spec names it)."""
+    if scenario.spec.database.replica is None:
+        return None
+    return _server(scenario.spec.database.name, "replica")
 
 
 def _work_dir() -> Path:
@@ -97,15 +111,18 @@ async def _until_signalled() -> None:
 
 
 def _mirror(scenario: Scenario) -> LogMirror:
-    server = _server(scenario)
+    server, replica = _server(scenario.spec.database.name), _replica(scenario)
     host, port = _address("business")
     return LogMirror(server.dsn(application_name=HARNESS_APPLICATION),
-                     f"http://{host}:{port}/business.jsonl", _work_dir())
+                     f"http://{host}:{port}/business.jsonl", _work_dir(),
+                     None if replica is None else replica.dsn(
+                         application_name=HARNESS_APPLICATION))
 
 
 def _probe(scenario: Scenario, mirror: LogMirror) -> predicates.Probe:
-    return predicates.Probe.of(_server(scenario), business_log=mirror.business_log,
-                               pg_log_dir=mirror.pg_log_dir, refresh=mirror.sync)
+    return predicates.Probe.of(_server(scenario.spec.database.name),
+                               business_log=mirror.business_log, pg_log_dir=mirror.pg_log_dir,
+                               replica=_replica(scenario), refresh=mirror.sync)
 
 
 def _progress(message: str) -> None:
@@ -129,8 +146,9 @@ def golden() -> None:
 # -- the database pod --------------------------------------------------------------------------------
 
 async def postgres() -> None:
-    """The run's server on the restored volume, and manage_instance's control endpoint, which
-    answers the bearer of the run's control token only."""
+    """The run's server on the restored volume (the primary, or with DBABENCH_REPLICA_SPEC its
+    hot standby), and manage_instance's control endpoint, which answers the bearer of the
+    run's control token only."""
     home = Path(need("pg_home"))
     golden = Credentials(superuser_password=need("pg_golden_superuser_password"),
                          app_password="")
@@ -138,11 +156,16 @@ async def postgres() -> None:
     expected = f"Bearer {need('control_token')}".encode()
     instance.relocate(_port("postgres"), listen="*")
     procs = ProcessTable(Path(tempfile.mkdtemp(prefix="dbabench-procs-")))
-    await asyncio.to_thread(instance.start, procs)
-    # the golden's passwords are every run's of the scenario: this run's own replace them
-    # before the pod is ready (its readiness is the control endpoint, which listens after)
-    instance.credentials = _credentials()
-    await asyncio.to_thread(_set_passwords, golden, instance)
+    standby = contract.get("replica_spec")
+    if standby is None:
+        await asyncio.to_thread(instance.start, procs)
+        # the golden's passwords are every run's of the scenario: this run's own replace them
+        # before the pod is ready (its readiness is the control endpoint, which listens after)
+        instance.credentials = _credentials()
+        await asyncio.to_thread(_set_passwords, golden, instance)
+    else:
+        await asyncio.to_thread(_follow, instance, ReplicaSpec.model_validate_json(standby),
+                                procs)
     started_at = time.time()
     lock = asyncio.Lock()
 
@@ -203,6 +226,39 @@ def _set_passwords(golden: Credentials, instance: PostgresInstance) -> None:
                 pgsql.Identifier(role), pgsql.Literal(password)))
 
 
+def _follow(instance: PostgresInstance, spec: ReplicaSpec, procs: ProcessTable) -> None:
+    """Start ``instance`` as the scenario's hot standby of the run's primary.
+
+    Both volumes are the golden's; the standby learns this run's passwords only by replaying
+    the primary's change of them, and a standby the scenario keeps from streaming (a wrong
+    slot name) would never learn them. So it first streams as a plain standby until it has
+    (its start waits for a login with them), then restarts as the scenario has it: the
+    scenario's lines are appended after the plain ones, and the later line wins."""
+    instance.credentials = _credentials()
+    primary = _server(instance.database)
+    _until_login(primary)
+    instance.follow(primary, slot=None, settings={})
+    instance.start(procs, timeout=STANDBY_CATCH_UP_SECONDS)
+    instance.stop(procs, "fast")
+    instance.follow(primary, slot=spec.slot, settings=spec.settings)
+    instance.start(procs)
+
+
+def _until_login(server: PostgresInstance) -> None:
+    """Wait until ``server`` takes this run's superuser password: the primary's pod has set it."""
+    deadline = time.monotonic() + STANDBY_CATCH_UP_SECONDS
+    while True:
+        try:
+            with psycopg.connect(server.dsn(database="postgres"), connect_timeout=5):
+                return
+        except psycopg.OperationalError as e:
+            if time.monotonic() > deadline:
+                raise ComponentError(f"the primary at {server.host}:{server.port} did not take"
+                                     f" this run's password in {STANDBY_CATCH_UP_SECONDS:.0f}s:"
+                                     f" {e}") from e
+            time.sleep(0.5)
+
+
 def _exec(argv: list[str], env: dict[str, str] | None = None) -> None:
     sys.stdout.flush()
     os.execvpe(argv[0], argv, {**os.environ, **(env or {})})
@@ -218,8 +274,10 @@ def exporter() -> None:
 
 
 def prometheus() -> None:
-    targets = {"postgres": "{}:{}".format(*_address("exporter")),
+    targets = {EXPORTER_JOBS["primary"]: "{}:{}".format(*_address("exporter")),
                "workload": "{}:{}".format(*_address("workload"))}
+    if contract.get("addr_replica_exporter") is not None:
+        targets[EXPORTER_JOBS["replica"]] = "{}:{}".format(*_address("replica_exporter"))
     _exec(prometheus_argv(_work_dir(), need("run"), targets,
                           f":{_port('prometheus')}"))
 
@@ -229,12 +287,13 @@ def prometheus() -> None:
 async def workload() -> None:
     """The runtime fault, then the application; its business log is served for the mirrors."""
     scenario = _scenario()
-    server = _server(scenario)
-    jobs = await asyncio.to_thread(apply_steps, server, scenario.spec.fault.runtime)
+    server, replica = _server(scenario.spec.database.name), _replica(scenario)
+    jobs = await asyncio.to_thread(functools.partial(
+        apply_steps, server, scenario.spec.fault.runtime, replica=replica))
     business = Path(contract.get("work_dir") or "/tmp") / "business.jsonl"
     business.touch()
     config = assembly.workload_config(scenario, server, jobs, business, _port("workload"),
-                                      metrics_host="0.0.0.0")
+                                      replica=replica, metrics_host="0.0.0.0")
 
     async def business_log(request: web.Request) -> web.Response:
         offset = int(request.query.get("offset", "0"))
@@ -293,17 +352,20 @@ async def tools() -> None:
     scenario = _scenario()
     spec = _agent_spec()
     gateway = registry.gateway(spec, contract.get("model_api_key"))
-    server = _server(scenario)
+    server, replica = _server(scenario.spec.database.name), _replica(scenario)
     budget = scenario.spec.budget
     host, port = _address("prometheus")
-    control_host, control_port = _address("control")
+
+    def control(component: str) -> RemoteInstanceControl:
+        return RemoteInstanceControl("http://{}:{}".format(*_address(component)),
+                                     need("control_token"))
 
     async def body(mirror: LogMirror) -> None:
         index = await asyncio.to_thread(knowledge.ensure_index, knowledge.default_index_path())
-        primary = assembly.server_access(
-            server, mirror.pg_log_dir,
-            RemoteInstanceControl(f"http://{control_host}:{control_port}", need("control_token")))
-        ctx = ToolContext(primary=primary, business_log=mirror.business_log,
+        primary = assembly.server_access(server, mirror.pg_log_dir, control("control"))
+        standby = None if replica is None else assembly.server_access(
+            replica, mirror.replica_log_dir, control("replica_control"))
+        ctx = ToolContext(primary=primary, replica=standby, business_log=mirror.business_log,
                           prometheus_url=f"http://{host}:{port}", knowledge_index=index)
         gate, task = assembly.agent_turn(scenario, ctx, _work_dir() / "trace.jsonl",
                                          new_incident())

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import yaml
 from pydantic import ValidationError
+from pydantic.alias_generators import to_camel
 
 from dbabench.errors import BadInput
 from dbabench.model.scenario import Scenario
@@ -42,7 +43,11 @@ def format_validation_error(source: str, error: ValidationError) -> str:
     for e in error.errors():
         # Discriminated unions add the tag value to the path (predicate.sql.timeoutMs): keep it,
         # it tells which variant was being checked.
-        lines.append(f"  {_field_path(e['loc'])}: {e['msg']}")
+        message = e["msg"]
+        last = e["loc"][-1] if e["loc"] else None
+        if e["type"] == "extra_forbidden" and isinstance(last, str) and "_" in last:
+            message += f" (manifests name fields in camelCase: {to_camel(last)})"
+        lines.append(f"  {_field_path(e['loc'])}: {message}")
     return "\n".join(lines)
 
 
@@ -54,7 +59,8 @@ def parse(text: str, source: str = "<string>") -> Scenario:
     if not isinstance(doc, dict):
         raise ScenarioError(f"{source}: expected a mapping with apiVersion, kind, metadata, spec")
     try:
-        return Scenario.model_validate(doc)
+        # the names the CRD has (camelCase): a manifest the loader takes, kubectl applies
+        return Scenario.model_validate(doc, by_name=False)
     except ValidationError as e:
         raise ScenarioError(format_validation_error(source, e)) from e
 
