@@ -52,6 +52,16 @@ def model_environment(spec: AgentSpec, api_key: str | None) -> dict[str, str]:
     return env
 
 
+def metered_environment(spec: AgentSpec, meter_url: str, token: str) -> dict[str, str]:
+    """What a model agent of ``spec`` reads where a meter stands between it and its provider
+    (an agent pod's tool sidecar): the meter's address, and the run's tool token as its key,
+    under the names its provider's client reads."""
+    name = metered_provider(spec)
+    assert name is not None
+    provider = PROVIDERS[name]
+    return {provider.base_url_env: meter_url, provider.key_env: token}
+
+
 def gateway(spec: AgentSpec, api_key: str | None) -> Gateway | None:
     """Where the run's tool server meters the model calls of ``spec``'s agent when they do
     not run in the harness's process (a pod's sidecar); checked like a model agent's (bad

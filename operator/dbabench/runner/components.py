@@ -27,7 +27,6 @@ from psycopg import sql as pgsql
 from dbabench.errors import BadInput, PermanentInfraError
 from dbabench.agents import registry
 from dbabench.agents.base import AgentFailure
-from dbabench.agents.chat import PROVIDERS
 from dbabench.env import contract, kube
 from dbabench.env.contract import need
 from dbabench.env.local import build_cluster
@@ -395,12 +394,9 @@ async def agent() -> None:
     if spec.kind == AgentKind.external:
         raise ComponentError("the agent container runs the harness's own agents; an external"
                              " agent is its own image")
-    name = registry.metered_provider(spec)
-    if spec.kind in MODEL_KINDS and name is not None:
-        provider = PROVIDERS[name]
-        meter = {provider.base_url_env: need("tools_url") + contract.METER_PATH,
-                 provider.key_env: need("tools_token")}
-        chosen = registry.build(spec, None, env=meter)
+    if spec.kind in MODEL_KINDS:
+        chosen = registry.build(spec, None, env=registry.metered_environment(
+            spec, need("tools_url") + contract.METER_PATH, need("tools_token")))
     else:
         chosen = registry.build(spec, _scenario())
     async with RemoteGate(need("tools_url"), need("tools_token")) as gate:
