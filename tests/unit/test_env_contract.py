@@ -6,6 +6,7 @@ import pytest
 
 from dbabench.env import contract, kube
 from dbabench.errors import disposition
+from dbabench.model.scenario import ReplicaSpec
 
 from test_kube_objects import REACT, objects
 
@@ -18,7 +19,8 @@ def _containers(objs: dict[str, list[dict]]) -> list[dict]:
 
 def test_every_variable_a_pod_is_given_is_the_contracts() -> None:
     # (a metered external agent's OPENAI_* variables are every OpenAI client's, not ours)
-    written = {e["name"] for c in _containers(objects(REACT)) for e in c.get("env", [])
+    written = {e["name"] for objs in (objects(REACT), objects(REACT, replica=ReplicaSpec()))
+               for c in _containers(objs) for e in c.get("env", [])
                if e["name"].startswith(contract.PREFIX)}
     known = {contract.variable(f) for f in contract.ComponentEnv.model_fields}
     assert written and written <= known, written - known
