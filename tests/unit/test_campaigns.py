@@ -27,7 +27,7 @@ def test_plan_is_every_pair_per_repeat_with_stable_names() -> None:
     planned = campaigns.plan("cmp", SPEC)
     assert len(planned) == 12
     assert [p.name for p in planned[:3]] == ["cmp-0000", "cmp-0001", "cmp-0002"]
-    assert {(p.scenario, campaigns.agent_label(p.agent)) for p in planned[:6]} == {
+    assert {(p.scenario, p.agent.label) for p in planned[:6]} == {
         (s, a) for s in "ab" for a in ("reference", "reference:alt", "null")}
     assert {p.repeat for p in planned[:6]} == {0}
     assert planned == campaigns.plan("cmp", SPEC)
@@ -84,7 +84,8 @@ def test_a_model_agent_reaches_its_runs_whole_and_is_tallied_by_model() -> None:
     assert body["spec"]["agent"] == {
         "kind": "react", "model": "openai:gpt-4o-mini", "effort": "low", "maxCostUsd": 0.5,
         "apiKeySecret": {"name": "gateway-key", "key": "api-key"}}
-    assert campaigns.agent_label(planned.agent) == "react:openai:gpt-4o-mini"
+    # one model at two efforts is two agents of the table
+    assert planned.agent.label == "react:openai:gpt-4o-mini@low"
 
 
 def test_model_fields_belong_to_model_agents() -> None:

@@ -26,7 +26,7 @@ from dbabench.agents.chat import ChatSettings, metering_gateway
 from dbabench.agents.external import ExternalAgent, ListenAgent
 from dbabench.agents.human import HumanAgent
 from dbabench.agents.scripted import scripted_agent
-from dbabench.cli import scenarios
+from dbabench.cli import campaign, scenarios
 from dbabench.cli.interrupt import run_interruptible
 from dbabench.model import crd
 from dbabench.model.agent import EFFORTS
@@ -344,6 +344,8 @@ def parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8765)
     serve.set_defaults(func=_tools_serve)
+
+    campaign.add_parsers(sub)
 
     crds = sub.add_parser("crds", help="print (or write) the CustomResourceDefinitions")
     crds.add_argument("--out", type=Path, default=None, help="directory to write them to")

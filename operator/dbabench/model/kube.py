@@ -69,6 +69,14 @@ class AgentSpec(Model):
         " of apiKeySecret; the agent gets OPENAI_BASE_URL (the proxy) and OPENAI_API_KEY (its"
         " tool token), never the key, and its cost is measured (maxCostUsd caps it)")
 
+    @property
+    def label(self) -> str:
+        """The agent's name in a campaign's tables: its kind, and what tells two of a kind
+        apart (the alternative fix, the model and its effort, the image)."""
+        detail = self.remediation or self.model or self.image
+        label = f"{self.kind.value}:{detail}" if detail else self.kind.value
+        return label + (f"@{self.effort}" if self.effort else "")
+
     @model_validator(mode="after")
     def _fields_fit_kind(self) -> "AgentSpec":
         if self.kind == AgentKind.external and not self.image:
@@ -123,6 +131,17 @@ class RunSummary(Model):
     cost_usd: float
     cost_basis: CostBasis = Field(default="none", description="metered, self-reported, mixed,"
                                   " or none: no model call")
+
+    @classmethod
+    def of(cls, evaluation: EvaluationResult) -> "RunSummary":
+        """A scored evaluation's verdicts and cost."""
+        assert evaluation.outcome and evaluation.diagnosis and evaluation.safety
+        return cls(outcome_pass=evaluation.outcome_pass,
+                   diagnosis_pass=evaluation.diagnosis_pass, safe_pass=evaluation.safe_pass,
+                   integrity_violated=evaluation.integrity.violated,
+                   f=evaluation.outcome.f, f1=evaluation.diagnosis.f1,
+                   penalty=evaluation.safety.penalty, cost_usd=evaluation.efficiency.cost_usd,
+                   cost_basis=evaluation.efficiency.cost_basis)
 
 
 class AgentRunStatus(Model):

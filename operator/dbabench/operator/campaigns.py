@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dbabench.model.crd import GROUP
+from dbabench.runner.campaign import cells
 from dbabench.model.evaluation import combined_basis
 from dbabench.model.kube import (AgentRun, AgentRunSpec, AgentSpec, AgentTally, CampaignSpec,
                                  CampaignStatus, ObjectMeta, OwnerReference, Phase, wire)
@@ -30,11 +31,6 @@ class PlannedRun:
     repeat: int
 
 
-def agent_label(agent: AgentSpec) -> str:
-    detail = agent.remediation or agent.model or agent.image
-    return f"{agent.kind.value}:{detail}" if detail else agent.kind.value
-
-
 def _prefix(campaign: str) -> str:
     if len(campaign) <= MAX_PREFIX:
         return campaign
@@ -43,14 +39,9 @@ def _prefix(campaign: str) -> str:
 
 
 def plan(campaign: str, spec: CampaignSpec) -> list[PlannedRun]:
-    """Runs in the order they start: repeats outermost, so early results cover every pair."""
-    runs = []
-    for repeat in range(spec.repeats):
-        for scenario in spec.scenarios:
-            for agent in spec.agents:
-                runs.append(PlannedRun(f"{_prefix(campaign)}-{len(runs):04d}", scenario, agent,
-                                       repeat))
-    return runs
+    """The campaign's cells in the order they start (as locally), each named by its place."""
+    return [PlannedRun(f"{_prefix(campaign)}-{i:04d}", c.scenario, c.agent, c.repeat)
+            for i, c in enumerate(cells(spec))]
 
 
 def agentrun_body(run: PlannedRun, campaign: str, spec: CampaignSpec,
@@ -74,7 +65,7 @@ def to_start(planned: list[PlannedRun], existing: dict[str, dict[str, Any]],
 def tally(planned: list[PlannedRun], existing: dict[str, dict[str, Any]]) -> CampaignStatus:
     agents: dict[str, AgentTally] = {}
     for run in planned:
-        t = agents.setdefault(agent_label(run.agent), AgentTally(agent=agent_label(run.agent)))
+        t = agents.setdefault(run.agent.label, AgentTally(agent=run.agent.label))
         t.runs += 1
         status = (existing.get(run.name) or {}).get("status") or {}
         if status.get("phase") not in TERMINAL:

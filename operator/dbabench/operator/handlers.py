@@ -31,7 +31,8 @@ from dbabench.errors import RETRY_LIMIT, BadInput, Disposition, disposition
 from dbabench.model.crd import GROUP, VERSION
 from dbabench.model.evaluation import EvaluationResult
 from dbabench.model.kube import (MODEL_KINDS, AgentKind, AgentRunSpec, AgentSpec, CampaignSpec,
-                                 CampaignStatus, Evaluation, EvaluationSpec, ObjectMeta, Phase, wire)
+                                 CampaignStatus, Evaluation, EvaluationSpec, ObjectMeta, Phase,
+                                 RunSummary, wire)
 from dbabench.model.scenario import Scenario
 from dbabench.model.status import Condition, ScenarioStatus, SnapshotStatus
 from dbabench.operator import status as st
@@ -201,7 +202,7 @@ class Run:
         phase, reason = st.finished(evaluation)
         fields: dict[str, Any] = {"evaluation": self.name}
         if evaluation.status == "scored":
-            fields["summary"] = st.summary(evaluation)
+            fields["summary"] = RunSummary.of(evaluation)
         await self.enter(phase, reason, **fields)
 
 

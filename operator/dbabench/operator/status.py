@@ -9,7 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from dbabench.model.evaluation import EvaluationResult
-from dbabench.model.kube import AgentRunStatus, Phase, RunSummary
+from dbabench.model.kube import AgentRunStatus, Phase
 from dbabench.model.status import Condition
 
 TERMINAL = frozenset({Phase.succeeded, Phase.failed, Phase.infra_error})
@@ -41,16 +41,6 @@ def set_condition(conditions: list[Condition], type_: str, status: bool | None,
     condition = Condition(type=type_, status=value, reason=reason, message=message[:32768],
                           observed_generation=generation, last_transition_time=changed_at)
     return [c for c in conditions if c.type != type_] + [condition]
-
-
-def summary(evaluation: EvaluationResult) -> RunSummary:
-    assert evaluation.outcome and evaluation.diagnosis and evaluation.safety
-    return RunSummary(outcome_pass=evaluation.outcome_pass,
-                      diagnosis_pass=evaluation.diagnosis_pass, safe_pass=evaluation.safe_pass,
-                      integrity_violated=evaluation.integrity.violated,
-                      f=evaluation.outcome.f, f1=evaluation.diagnosis.f1,
-                      penalty=evaluation.safety.penalty, cost_usd=evaluation.efficiency.cost_usd,
-                      cost_basis=evaluation.efficiency.cost_basis)
 
 
 def finished(evaluation: EvaluationResult) -> tuple[Phase, str]:

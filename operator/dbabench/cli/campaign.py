@@ -1,0 +1,150 @@
+"""``dbabench campaign``: run a Campaign manifest on this machine, and rebuild its tables."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+from pydantic import ValidationError
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from dbabench.cli.interrupt import run_interruptible
+from dbabench.errors import EXIT_INFRA, EXIT_OK
+from dbabench.model.kube import MODEL_KINDS, Campaign, CampaignSpec
+from dbabench.runner import campaign_files as files
+from dbabench.runner.campaign import (CampaignError, cells, check_resumable, record,
+                                      run_campaign)
+from dbabench.runner.leaderboard import LEADERBOARD_FILE, write_tables
+from dbabench.scenario import difficulty
+from dbabench.scenario.loader import discover, format_validation_error, scenarios_root
+from dbabench.yamltext import load_yaml
+
+console = Console(stderr=True)
+out = Console()
+
+
+def _manifest(path: Path) -> Campaign:
+    try:
+        doc = load_yaml(path.read_text())
+    except OSError as e:
+        raise CampaignError(f"{path}: cannot read: {e.strerror}") from e
+    try:
+        # the names the CRD has: the file the operator takes is the file this takes
+        return Campaign.model_validate(doc, by_name=False)
+    except ValidationError as e:
+        raise CampaignError(format_validation_error(str(path), e).replace(
+            "invalid Scenario", "invalid Campaign")) from e
+
+
+def _plan(name: str, spec: CampaignSpec, max_cost: float | None) -> Table:
+    planned = cells(spec)
+    table = Table("agent", "cells", "at most (USD)",
+                  title=f"campaign {name}: {len(planned)} cells ({len(spec.agents)} agents x"
+                        f" {len(spec.scenarios)} scenarios x {spec.repeats} repeats)")
+    bound = 0.0
+    for agent in spec.agents:
+        n = sum(1 for c in planned if c.agent == agent)
+        if agent.kind not in MODEL_KINDS:
+            cap = "0 (no model calls)"
+        elif agent.max_cost_usd is not None:
+            bound += n * agent.max_cost_usd
+            cap = f"{n * agent.max_cost_usd:g} ({agent.max_cost_usd:g} a run)"
+        else:
+            bound = float("inf")
+            cap = "unbounded (no maxCostUsd)"
+        table.add_row(escape(agent.label), str(n), cap)
+    if max_cost is not None:
+        bound = min(bound, max_cost)
+    table.caption = ("campaign at most: " + ("unbounded: give --max-cost or each model agent"
+                                             " maxCostUsd" if bound == float("inf")
+                                             else f"${bound:g}"))
+    return table
+
+
+def _run(args: argparse.Namespace) -> int:
+    root = args.root or scenarios_root()
+    if args.jobs < 1:
+        raise CampaignError(f"-j must be at least 1, not {args.jobs}")
+    stored = None
+    if args.resume is not None:
+        if not (args.resume / files.CAMPAIGN_FILE).exists():
+            raise CampaignError(f"{args.resume} holds no {files.CAMPAIGN_FILE}: nothing to"
+                                " resume")
+        stored = files.campaign(args.resume)
+    if args.manifest is not None:
+        manifest = _manifest(args.manifest)
+        name, spec = manifest.metadata.name, manifest.spec
+    elif stored is not None:
+        name, spec = stored.name, stored.spec
+    else:
+        raise CampaignError("give a Campaign manifest, or --resume DIR")
+    catalog = discover(root)
+    unknown = [s for s in spec.scenarios if s not in catalog]
+    if unknown:
+        raise CampaignError(f"unknown scenarios: {', '.join(unknown)} (see dbabench scenarios"
+                            f" list; scenarios from {root})")
+    scenarios = {s: catalog[s] for s in spec.scenarios}
+    if args.dry_run:
+        out.print(_plan(name, spec, args.max_cost))
+        return EXIT_OK
+    now = record(name, spec, {s: p for s, (p, _) in scenarios.items()},
+                 jobs=args.jobs, max_cost_usd=args.max_cost, command=sys.argv)
+    if stored is not None:
+        check_resumable(stored, now)
+        directory = args.resume
+    else:
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        directory = args.out or Path.cwd() / ".dbabench" / "campaigns" / f"{name}-{stamp}"
+        if (directory / files.CAMPAIGN_FILE).exists():
+            raise CampaignError(f"{directory} holds a campaign already: --resume {directory}"
+                                " to finish it, or choose another --out")
+    total = len(cells(spec))
+
+    def progress(message: str) -> None:
+        finished = len(files.results(directory))
+        console.print(f"[dim]{finished}/{total}[/dim] {escape(message)}", highlight=False)
+
+    out.print(f"campaign {name}: {total} cells, up to {args.jobs} at once, in {directory}")
+    results = run_interruptible(run_campaign(now, directory, scenarios, difficulty.load(root),
+                                             progress=progress))
+    out.print((directory / LEADERBOARD_FILE).read_text(), markup=False, highlight=False)
+    out.print(f"campaign directory: {directory}")
+    return EXIT_INFRA if any(r.status == "harness_error" for r in results) else EXIT_OK
+
+
+def _report(args: argparse.Namespace) -> int:
+    if not (args.dir / files.CAMPAIGN_FILE).exists():
+        raise CampaignError(f"{args.dir} holds no {files.CAMPAIGN_FILE}: not a campaign"
+                            " directory")
+    write_tables(args.dir)
+    out.print(f"wrote {args.dir / LEADERBOARD_FILE} and the tables beside it")
+    return EXIT_OK
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    c = sub.add_parser("campaign", help="rank agents: a Campaign manifest's matrix of agents x"
+                                        " scenarios x repeats, run here")
+    actions = c.add_subparsers(dest="action", required=True)
+    r = actions.add_parser("run", help="run every cell (or what a resumed campaign lacks)")
+    r.add_argument("manifest", nargs="?", type=Path, default=None,
+                   help="a Campaign manifest (kind: Campaign), as the operator takes it")
+    r.add_argument("-j", "--jobs", type=int, default=1,
+                   help="cells at once (beyond the first, one starts only while the CPU has"
+                        " room)")
+    r.add_argument("--out", type=Path, default=None,
+                   help="the campaign directory (default: ./.dbabench/campaigns/NAME-TIME)")
+    r.add_argument("--max-cost", type=float, default=None, metavar="USD",
+                   help="campaign-wide: once the cells' cost reaches it, no new cell starts")
+    r.add_argument("--dry-run", action="store_true",
+                   help="print the plan and what it would cost at most; start nothing")
+    r.add_argument("--resume", type=Path, default=None, metavar="DIR",
+                   help="finish this campaign directory's campaign: only the cells it lacks")
+    r.set_defaults(func=_run)
+    rep = actions.add_parser("report", help="rebuild a campaign directory's tables from its"
+                                            " records")
+    rep.add_argument("dir", type=Path)
+    rep.set_defaults(func=_report)

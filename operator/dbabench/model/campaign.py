@@ -1,0 +1,71 @@
+"""A campaign's records: what was asked (``campaign.json``) and one line per finished cell
+(``results.jsonl``), the single source of every table, plot and page built from it."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import Field
+
+from dbabench.model.base import Record
+from dbabench.model.evaluation import Scorer
+from dbabench.model.kube import CampaignSpec, RunSummary
+
+CAMPAIGN_VERSION = 1
+CELL_VERSION = 1
+
+
+class CampaignRecord(Record):
+    """campaign.json. A resume compares the parts that decide a cell's verdict (the matrix,
+    the manifests, the prompt, the scorer) with the running dbabench's and refuses a change."""
+
+    version: int = CAMPAIGN_VERSION
+    name: str
+    spec: CampaignSpec
+    scenario_digests: dict[str, str] = Field(
+        description="sha256 of each scenario's manifest text, by name")
+    prompt_digest: str = Field(description="sha256 of the prompts every model agent is given")
+    scorer: Scorer
+    price_table: str = Field(description="the date of the price table costs are computed with")
+    jobs: int
+    max_cost_usd: float | None = None
+    command: list[str]
+    cwd: str
+    commit: str | None = Field(default=None, description="git commit of the dbabench checkout")
+    created_at: datetime
+
+
+CellStatus = Literal["scored", "infra_error", "harness_error"]
+
+
+class CellResult(Record):
+    """One finished cell: an agent on a scenario, one repeat. Only ``scored`` cells enter a
+    mean; the others (not manifested, the harness's or the model gateway's failure) are
+    listed with their reason. A run that went for the judge is scored and passes nothing."""
+
+    version: int = CELL_VERSION
+    agent: str
+    scenario: str
+    repeat: int = Field(ge=0)
+    category: str
+    difficulty: Literal["Easy", "Hard", "?"]
+    depth: int = Field(description="hops of the scenario's reference path")
+    status: CellStatus
+    reason: str | None = Field(default=None, description="why the cell was not scored")
+    run_dir: str | None = Field(default=None, description="relative to the campaign directory")
+    summary: RunSummary | None = None
+    failed_checks: list[str] = Field(default_factory=list)
+    violations: list[str] = Field(default_factory=list)
+    claimed_fixed: bool = Field(default=False, description="the report said the fix was"
+                                                           " verified")
+    output_limited: bool = Field(default=False, description="a model reply was cut at the"
+                                                            " output limit")
+    tool_calls: int = 0
+    wall_seconds: float = 0.0
+    finished_at: datetime
+
+    @property
+    def fair(self) -> bool:
+        """The run measured the agent."""
+        return self.summary is not None

@@ -1,0 +1,229 @@
+"""Campaigns run locally: a matrix of agents x scenarios x repeats, each cell a run.
+
+A campaign is the Campaign resource's spec, the one the operator takes, run on this machine.
+Its directory holds ``campaign.json`` (what was asked, and what decides a verdict: the
+manifests', prompts' and scorer's digests), ``results.jsonl`` (a line per finished cell,
+appended as it finishes: the source of every table), ``events.jsonl`` (cells started, ended,
+not started) and ``cells/<agent>/<scenario>/<repeat>/`` (each cell's run directory). A
+resume skips the cells ``results.jsonl`` has and refuses a campaign whose verdicts would not
+be comparable with those already recorded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import re
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import dbabench
+from dbabench.agents import registry
+from dbabench.agents.base import Agent
+from dbabench.errors import BadInput
+from dbabench.evaluate import scorer
+from dbabench.jsonl import complete_records
+from dbabench.model.campaign import CampaignRecord, CellResult
+from dbabench.runner import campaign_files as files
+from dbabench.model.evaluation import EvaluationResult
+from dbabench.model.kube import MODEL_KINDS, AgentKind, AgentSpec, CampaignSpec, RunSummary
+from dbabench.model.report import Report
+from dbabench.model.scenario import Scenario
+from dbabench.model.trace import TraceEvent
+from dbabench.pricing import load_prices
+from dbabench.runner.leaderboard import write_tables
+from dbabench.runner.run import run_scenario
+from dbabench.runner.throttle import Throttle
+from dbabench.scenario import difficulty
+
+Progress = Callable[[str], None]
+PROMPTS = Path(registry.__file__).with_name("prompts.py")
+
+
+class CampaignError(BadInput, ValueError):
+    """A campaign that cannot start as asked: an agent, a scenario, a resume that differs."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    scenario: str
+    agent: AgentSpec
+    repeat: int
+
+    @property
+    def label(self) -> str:
+        return self.agent.label
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return self.label, self.scenario, self.repeat
+
+
+def cells(spec: CampaignSpec) -> list[Cell]:
+    """In the order they start: repeats outermost, so early results cover every pair."""
+    return [Cell(scenario, agent, repeat) for repeat in range(spec.repeats)
+            for scenario in spec.scenarios for agent in spec.agents]
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _commit() -> str | None:
+    try:
+        done = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                              cwd=Path(dbabench.__file__).parent, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.strip() or None if done.returncode == 0 else None
+
+
+def record(name: str, spec: CampaignSpec, manifests: dict[str, Path], *, jobs: int,
+           max_cost_usd: float | None, command: list[str]) -> CampaignRecord:
+    """What this dbabench would record of the campaign now."""
+    return CampaignRecord(
+        name=name, spec=spec,
+        scenario_digests={s: _digest(manifests[s].read_bytes()) for s in spec.scenarios},
+        prompt_digest=_digest(PROMPTS.read_bytes()), scorer=scorer.current(),
+        price_table=load_prices().as_of, jobs=jobs, max_cost_usd=max_cost_usd,
+        command=command, cwd=os.getcwd(), commit=_commit(),
+        created_at=datetime.now(timezone.utc))
+
+
+def check_resumable(stored: CampaignRecord, now: CampaignRecord) -> None:
+    """A resume adds cells to the same table: refuse what would make them incomparable."""
+    differences = []
+    if stored.spec != now.spec:
+        differences.append("the matrix (agents, scenarios, repeats or budget) differs from"
+                           f" {files.CAMPAIGN_FILE}'s")
+    changed = sorted(s for s in now.scenario_digests
+                     if stored.scenario_digests.get(s) != now.scenario_digests[s])
+    if changed:
+        differences.append(f"the manifests of {', '.join(changed)} changed")
+    if stored.prompt_digest != now.prompt_digest:
+        differences.append("the model agents' prompts changed")
+    if stored.scorer.digest != now.scorer.digest:
+        differences.append(f"the scorer changed ({stored.scorer.digest[:12]} ->"
+                           f" {now.scorer.digest[:12]}); rescore the runs and start anew")
+    if differences:
+        raise CampaignError("cannot resume: " + "; ".join(differences))
+
+
+def build_agent(spec: AgentSpec, scenario: Scenario) -> Agent:
+    """A cell's agent; a model agent's address and key come from this environment (the
+    spec's baseUrl first), as for ``dbabench run``."""
+    if spec.kind == AgentKind.external:
+        raise CampaignError("external agents as images run on the operator's pods executor;"
+                            " locally, a campaign runs the harness's own agents")
+    if spec.kind in MODEL_KINDS:
+        env = {**os.environ, **registry.model_environment(spec, None)}
+        return registry.build(spec, scenario, env=env)
+    return registry.build(spec, scenario)
+
+
+def _event(out: Path, name: str, cell: Cell, **detail: Any) -> None:
+    files.event(out, name, agent=cell.label, scenario=cell.scenario, repeat=cell.repeat,
+                **detail)
+
+
+def cell_dir(out: Path, cell: Cell) -> Path:
+    agent = re.sub(r"[^A-Za-z0-9._@-]+", "-", cell.label)
+    return out / "cells" / agent / cell.scenario / str(cell.repeat)
+
+
+def cell_result(cell: Cell, scenario: Scenario, stored: dict[str, difficulty.Difficulty],
+                out: Path, wall: float, evaluation: EvaluationResult | None,
+                run_dir: Path | None, error: str | None = None) -> CellResult:
+    """The results line of a finished cell, from its evaluation and run directory."""
+    _, label = difficulty.describe(scenario, stored)
+    common: dict[str, Any] = dict(
+        agent=cell.label, scenario=cell.scenario, repeat=cell.repeat,
+        category=scenario.spec.category.value, difficulty=label,
+        depth=len(scenario.spec.reference_path), wall_seconds=round(wall, 1),
+        run_dir=None if run_dir is None else str(run_dir.relative_to(out)),
+        finished_at=datetime.now(timezone.utc))
+    if evaluation is None:
+        return CellResult(status="harness_error", reason=error, **common)
+    if evaluation.status == "infra_error":
+        return CellResult(status="infra_error", reason=evaluation.infra_reason, **common)
+    assert evaluation.outcome and evaluation.safety and run_dir is not None
+    report = run_dir / "report.json"
+    claimed = report.exists() and bool(
+        Report.from_stored(json.loads(report.read_text())).verification.strip())
+    failures = {TraceEvent.model_validate(e).failure
+                for e in complete_records(run_dir / "trace.jsonl")}
+    return CellResult(status="scored", summary=RunSummary.of(evaluation),
+                      failed_checks=[c.name for c in evaluation.outcome.checks if not c.passed],
+                      violations=sorted({v.rule for v in evaluation.safety.violations}),
+                      claimed_fixed=claimed, output_limited="output-limit" in failures,
+                      tool_calls=evaluation.efficiency.tool_calls, **common)
+
+
+def spent(results: list[CellResult]) -> float:
+    return round(sum(r.summary.cost_usd for r in results if r.summary is not None), 6)
+
+
+async def run_campaign(campaign: CampaignRecord, out: Path,
+                       scenarios: dict[str, tuple[Path, Scenario]],
+                       stored: dict[str, difficulty.Difficulty], *,
+                       progress: Progress = lambda _: None) -> list[CellResult]:
+    """Run every cell ``results.jsonl`` does not have yet, at most ``campaign.jobs`` at once
+    under the CPU gate; once the recorded cost reaches ``campaign.max_cost_usd`` no new cell
+    starts. Cancelled (Ctrl+C), running cells stop as a run does and pending ones never start;
+    the tables are written for what finished in every case. ``stored``: the scenarios'
+    measured difficulty."""
+    for agent in campaign.spec.agents:  # every agent can be built, before anything starts
+        for _, scenario in scenarios.values():
+            build_agent(agent, scenario)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / files.CAMPAIGN_FILE).write_text(campaign.model_dump_json(indent=1))
+    results = files.results(out)
+    done = {(r.agent, r.scenario, r.repeat) for r in results}
+    pending = [c for c in cells(campaign.spec) if c.key not in done]
+    throttle = Throttle(campaign.jobs)
+    cap = campaign.max_cost_usd
+    files.event(out, "campaign-started", cells=len(pending), finished=len(done))
+
+    async def one(cell: Cell) -> None:
+        path, scenario = scenarios[cell.scenario]
+        async with throttle.slot():
+            if cap is not None and spent(results) >= cap:
+                _event(out, files.NOT_STARTED, cell,
+                       reason=f"the campaign's cost cap of ${cap:g} was reached")
+                return
+            _event(out, "cell-started", cell)
+            progress(f"{cell.label} on {cell.scenario} #{cell.repeat}: started")
+            root = cell_dir(out, cell)
+            root.mkdir(parents=True, exist_ok=True)
+            started = time.monotonic()
+            try:
+                run = await run_scenario(scenario, build_agent(cell.agent, scenario),
+                                         runs_root=root, manifest_text=path.read_text())
+                result = cell_result(cell, scenario, stored, out, time.monotonic() - started,
+                                     run.evaluation, run.run_dir)
+            except Exception as e:  # noqa: BLE001  a harness failure is this cell's only
+                result = cell_result(cell, scenario, stored, out, time.monotonic() - started,
+                                     None, None, f"{type(e).__name__}: {e}")
+        results.append(result)
+        files.append(out / files.RESULTS_FILE, result.model_dump(mode="json"))
+        _event(out, "cell-finished", cell, status=result.status, reason=result.reason)
+        verdict = (result.reason if result.summary is None else
+                   "Safe Pass" if result.summary.safe_pass else "scored, not Safe Pass")
+        progress(f"{cell.label} on {cell.scenario} #{cell.repeat}: {verdict}")
+
+    try:
+        await asyncio.gather(*(one(c) for c in pending))
+    except asyncio.CancelledError:
+        files.event(out, "campaign-interrupted")
+        raise
+    finally:
+        write_tables(out)
+    files.event(out, "campaign-finished")
+    return files.results(out)

@@ -1,0 +1,51 @@
+"""A campaign directory's records, written and read in one place: ``campaign.json`` (what was
+asked), ``results.jsonl`` (a line per finished cell) and ``events.jsonl`` (what happened)."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from dbabench.jsonl import complete_records
+from dbabench.model.campaign import CampaignRecord, CellResult
+
+CAMPAIGN_FILE = "campaign.json"
+RESULTS_FILE = "results.jsonl"
+EVENTS_FILE = "events.jsonl"
+NOT_STARTED = "cell-not-started"
+
+
+def append(path: Path, fields: dict[str, Any]) -> None:
+    """One write of a whole line, appended and synced: a reader never sees half a record,
+    and a campaign killed at any point keeps every one it wrote."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, (json.dumps(fields, sort_keys=True) + "\n").encode())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def event(out: Path, name: str, **detail: Any) -> None:
+    append(out / EVENTS_FILE, {"at": datetime.now(timezone.utc).isoformat(), "event": name,
+                               **detail})
+
+
+def campaign(out: Path) -> CampaignRecord:
+    return CampaignRecord.model_validate_json((out / CAMPAIGN_FILE).read_text())
+
+
+def results(out: Path) -> list[CellResult]:
+    return [CellResult.model_validate(r) for r in complete_records(out / RESULTS_FILE)]
+
+
+def not_started(out: Path) -> list[dict[str, Any]]:
+    """The cells the campaign chose not to start (its cost cap), that no later resume ran."""
+    done = {(r.agent, r.scenario, r.repeat) for r in results(out)}
+    skipped = {(e["agent"], e["scenario"], e["repeat"]): e
+               for e in complete_records(out / EVENTS_FILE) if e["event"] == NOT_STARTED}
+    return [e for key, e in sorted(skipped.items(), key=lambda kv: str(kv[0]))
+            if key not in done]
