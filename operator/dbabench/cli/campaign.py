@@ -16,8 +16,8 @@ from dbabench.cli.interrupt import run_interruptible
 from dbabench.errors import EXIT_INFRA, EXIT_OK
 from dbabench.model.kube import MODEL_KINDS, Campaign, CampaignSpec
 from dbabench.runner import campaign_files as files
-from dbabench.runner.campaign import (CampaignError, cells, check_resumable, record,
-                                      run_campaign)
+from dbabench.runner.campaign import (CampaignError, cells, check_agents, check_resumable,
+                                      record, run_campaign)
 from dbabench.runner.leaderboard import LEADERBOARD_FILE, write_tables
 from dbabench.scenario import difficulty
 from dbabench.scenario.loader import discover, format_validation_error, scenarios_root
@@ -88,10 +88,11 @@ def _run(args: argparse.Namespace) -> int:
         raise CampaignError(f"unknown scenarios: {', '.join(unknown)} (see dbabench scenarios"
                             f" list; scenarios from {root})")
     scenarios = {s: catalog[s] for s in spec.scenarios}
+    check_agents(spec, scenarios)
     if args.dry_run:
         out.print(_plan(name, spec, args.max_cost))
         return EXIT_OK
-    now = record(name, spec, {s: p for s, (p, _) in scenarios.items()},
+    now = record(name, spec, scenarios,
                  jobs=args.jobs, max_cost_usd=args.max_cost, command=sys.argv)
     if stored is not None:
         check_resumable(stored, now)

@@ -25,6 +25,8 @@ class CampaignRecord(Record):
     spec: CampaignSpec
     scenario_digests: dict[str, str] = Field(
         description="sha256 of each scenario's manifest text, by name")
+    symptoms: dict[str, str] = Field(default_factory=dict,
+                                     description="the alert each scenario gives its agent")
     prompt_digest: str = Field(description="sha256 of the prompts every model agent is given")
     scorer: Scorer
     price_table: str = Field(description="the date of the price table costs are computed with")

@@ -85,12 +85,13 @@ def _commit() -> str | None:
     return done.stdout.strip() or None if done.returncode == 0 else None
 
 
-def record(name: str, spec: CampaignSpec, manifests: dict[str, Path], *, jobs: int,
-           max_cost_usd: float | None, command: list[str]) -> CampaignRecord:
+def record(name: str, spec: CampaignSpec, scenarios: dict[str, tuple[Path, Scenario]], *,
+           jobs: int, max_cost_usd: float | None, command: list[str]) -> CampaignRecord:
     """What this dbabench would record of the campaign now."""
     return CampaignRecord(
         name=name, spec=spec,
-        scenario_digests={s: _digest(manifests[s].read_bytes()) for s in spec.scenarios},
+        scenario_digests={s: _digest(scenarios[s][0].read_bytes()) for s in spec.scenarios},
+        symptoms={s: scenarios[s][1].spec.symptom for s in spec.scenarios},
         prompt_digest=_digest(PROMPTS.read_bytes()), scorer=scorer.current(),
         price_table=load_prices().as_of, jobs=jobs, max_cost_usd=max_cost_usd,
         command=command, cwd=os.getcwd(), commit=_commit(),
@@ -166,6 +167,14 @@ def cell_result(cell: Cell, scenario: Scenario, stored: dict[str, difficulty.Dif
                       tool_calls=evaluation.efficiency.tool_calls, **common)
 
 
+def check_agents(spec: CampaignSpec, scenarios: dict[str, tuple[Path, Scenario]]) -> None:
+    """Every agent of the campaign can be built for every scenario (its model known and
+    priced, its key at hand): bad input now, not a failed cell an hour in."""
+    for agent in spec.agents:
+        for _, scenario in scenarios.values():
+            build_agent(agent, scenario)
+
+
 def spent(results: list[CellResult]) -> float:
     return round(sum(r.summary.cost_usd for r in results if r.summary is not None), 6)
 
@@ -179,9 +188,7 @@ async def run_campaign(campaign: CampaignRecord, out: Path,
     starts. Cancelled (Ctrl+C), running cells stop as a run does and pending ones never start;
     the tables are written for what finished in every case. ``stored``: the scenarios'
     measured difficulty."""
-    for agent in campaign.spec.agents:  # every agent can be built, before anything starts
-        for _, scenario in scenarios.values():
-            build_agent(agent, scenario)
+    check_agents(campaign.spec, scenarios)
     out.mkdir(parents=True, exist_ok=True)
     (out / files.CAMPAIGN_FILE).write_text(campaign.model_dump_json(indent=1))
     results = files.results(out)

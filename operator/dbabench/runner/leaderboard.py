@@ -146,6 +146,11 @@ def leaderboard(campaign: CampaignRecord, cells: list[CellResult],
     if cut:
         parts.append("## Replies cut at the output limit\n\n"
                      + _table(["agent", "cells"], sorted(cut.items())))
+    if campaign.symptoms:
+        parts.append("## What each scenario told its agent\n\n" + _table(
+            ["scenario", "symptom"], [[s, " ".join(campaign.symptoms[s].split())]
+                                      for s in campaign.spec.scenarios
+                                      if s in campaign.symptoms]))
     return "\n".join(parts)
 
 

@@ -47,6 +47,8 @@ def format_validation_error(source: str, error: ValidationError) -> str:
         last = e["loc"][-1] if e["loc"] else None
         if e["type"] == "extra_forbidden" and isinstance(last, str) and "_" in last:
             message += f" (manifests name fields in camelCase: {to_camel(last)})"
+        elif e.get("input", "") is None and "'null'" in message:
+            message += ' (YAML reads a bare null as no value: write "null")'
         lines.append(f"  {_field_path(e['loc'])}: {message}")
     return "\n".join(lines)
 

@@ -1,0 +1,75 @@
+"""A campaign on real servers: killed mid-way (SIGKILL, no chance to clean up), resumed, and
+the table is the one an uninterrupted campaign gives: every cell once, with its known verdict."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from dbabench.runner import campaign_files as files
+from dbabench.runner.leaderboard import CSV_FILE, LEADERBOARD_FILE
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+SCENARIO = "stale-stats-lock-chain"
+
+
+def campaign(*args: str, cwd: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "dbabench.cli.main", "campaign", "run",
+                             *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True)
+
+
+def test_a_campaign_killed_mid_way_resumes_to_the_same_table(tmp_path: Path) -> None:
+    manifest = tmp_path / "campaign.yaml"
+    manifest.write_text(yaml.safe_dump({
+        "apiVersion": "dbabench.io/v1alpha1", "kind": "Campaign", "metadata": {"name": "smoke"},
+        "spec": {"scenarios": [SCENARIO], "agents": [{"kind": "reference"}, {"kind": "null"}]}}))
+    out = tmp_path / "smoke"
+    first = campaign(str(manifest), "--out", str(out), cwd=tmp_path)
+    deadline = time.monotonic() + 600
+    while not files.results(out) and first.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert first.poll() is None, first.communicate()[0][-3000:]
+    # the reference's cell is recorded; the null agent's is under way: kill it all at once
+    os.killpg(first.pid, signal.SIGKILL)
+    first.wait()
+    assert [(r.agent, r.status) for r in files.results(out)] == [("reference", "scored")]
+
+    second = campaign("--resume", str(out), cwd=tmp_path)
+    output = second.communicate(timeout=900)[0]
+    assert second.returncode == 0, output[-3000:]
+    results = files.results(out)
+    # every cell once: the finished one kept, the killed one run again from the start
+    assert sorted((r.agent, r.repeat, r.status) for r in results) == [
+        ("null", 0, "scored"), ("reference", 0, "scored")]
+    verdicts = {r.agent: r.summary for r in results}
+    assert verdicts["reference"] and verdicts["reference"].safe_pass
+    assert verdicts["null"] and not verdicts["null"].outcome_pass
+    for r in results:
+        assert r.run_dir and (out / r.run_dir / "evaluation.json").exists()
+    board = (out / LEADERBOARD_FILE).read_text()
+    assert "| reference | 1 | 1/1 (100%) |" in board and "| null | 1 | 0/1 (0%) |" in board
+    assert "2 scored, 0 without a fair run, 0 not started, 0 pending" in board
+    events = [e["event"] for e in map(json.loads, (out / files.EVENTS_FILE).read_text()
+                                      .splitlines())]
+    assert events.count("campaign-started") == 2 and events[-1] == "campaign-finished"
+    assert "| reference | 1 | 1/1 (100%) |" in output  # the table, printed at the end
+    # the tables are a function of the records: rebuilt, byte for byte the same
+    before = {p: (out / p).read_bytes() for p in (LEADERBOARD_FILE, CSV_FILE)}
+    report = subprocess.run([sys.executable, "-m", "dbabench.cli.main", "campaign", "report",
+                             str(out)], capture_output=True, text=True, timeout=120)
+    assert report.returncode == 0, report.stderr
+    assert before == {p: (out / p).read_bytes() for p in before}
+    # and a campaign that has every cell has nothing left to run
+    third = campaign("--resume", str(out), cwd=tmp_path)
+    assert third.communicate(timeout=300)[0] and third.returncode == 0
+    assert len(files.results(out)) == 2

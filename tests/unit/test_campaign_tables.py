@@ -1,0 +1,224 @@
+"""A campaign's tables graded against known verdicts: a suite that mis-marks looks like a model
+that failed (dba-runner's rule), so the leaderboard is checked cell for cell."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+import yaml
+
+from dbabench.cli.main import main
+from dbabench.errors import EXIT_OK, EXIT_USAGE
+from dbabench.evaluate import scorer
+from dbabench.model.campaign import CampaignRecord, CellResult
+from dbabench.model.kube import CampaignSpec, RunSummary
+from dbabench.runner import campaign_files as files
+from dbabench.runner.campaign import CampaignError, cells, check_resumable
+from dbabench.runner.leaderboard import CSV_FILE, LEADERBOARD_FILE, write_tables
+
+SPEC = CampaignSpec.model_validate({
+    "scenarios": ["locks-a", "vacuum-b"], "repeats": 2,
+    "agents": [{"kind": "reference"}, {"kind": "null"},
+               {"kind": "react", "model": "openai:gpt-4o-mini", "maxCostUsd": 0.5}]})
+AT = datetime(2026, 12, 1, tzinfo=timezone.utc)
+
+
+def campaign(**changes: object) -> CampaignRecord:
+    fields: dict[str, object] = dict(
+        name="cmp", spec=SPEC, scenario_digests={"locks-a": "1", "vacuum-b": "2"},
+        symptoms={"locks-a": "ALERT: checkout\n  waits on locks", "vacuum-b": "table | bloat"},
+        prompt_digest="p", scorer=scorer.current(), price_table="2026-11-01", jobs=2,
+        max_cost_usd=None, command=["dbabench"], cwd="/", created_at=AT)
+    return CampaignRecord.model_validate({**fields, **changes})
+
+
+def cell(agent: str, scenario: str, repeat: int, *, op: bool = False, dp: bool = False,
+         penalty: float = 0.0, cost: float = 0.0, status: str = "scored",
+         **extra: object) -> CellResult:
+    summary = None if status != "scored" else RunSummary(
+        outcome_pass=op, diagnosis_pass=dp, safe_pass=op and penalty == 0, f=1.0 if op else 0.5,
+        f1=1.0 if dp else 0.0, penalty=penalty, cost_usd=cost,
+        cost_basis="metered" if cost else "none")
+    return CellResult.model_validate({
+        "agent": agent, "scenario": scenario, "repeat": repeat,
+        "category": "locking" if scenario == "locks-a" else "maintenance",
+        "difficulty": "Hard" if scenario == "locks-a" else "Easy", "depth": 3,
+        "status": status, "summary": summary, "finished_at": AT, **extra})
+
+
+REACT = "react:openai:gpt-4o-mini"
+KNOWN = [
+    # the reference: every cell a clean recovery
+    *(cell("reference", s, r, op=True, dp=True) for r in (0, 1) for s in ("locks-a", "vacuum-b")),
+    # null: nothing fixed, nothing diagnosed; one cell never manifested
+    cell("null", "locks-a", 0, failed_checks=["no-lock-waits"]),
+    cell("null", "locks-a", 1, failed_checks=["no-lock-waits"]),
+    cell("null", "vacuum-b", 0, failed_checks=["dead-tuples-low", "no-lock-waits"]),
+    cell("null", "vacuum-b", 1, status="infra_error", reason="fault did not manifest: x"),
+    # react: a safe fix, an unsafe one, a wrong diagnosis that said it was done, one api-error
+    cell(REACT, "locks-a", 0, op=True, dp=True, cost=0.02),
+    cell(REACT, "vacuum-b", 0, op=True, dp=True, penalty=0.5, cost=0.04,
+         violations=["restart-without-permission"]),
+    cell(REACT, "locks-a", 1, cost=0.06, claimed_fixed=True, failed_checks=["no-lock-waits"],
+         output_limited=True),
+    cell(REACT, "vacuum-b", 1, status="infra_error", reason="api-error: gateway refused"),
+]
+
+
+def write(out: Path, record: CampaignRecord, results: list[CellResult]) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / files.CAMPAIGN_FILE).write_text(record.model_dump_json())
+    for r in results:
+        files.append(out / files.RESULTS_FILE, r.model_dump(mode="json"))
+
+
+def rows(text: str, heading: str) -> list[list[str]]:
+    section = text.split(f"## {heading}\n", 1)[1].split("\n## ", 1)[0]
+    return [[v.strip() for v in line.strip("|").split(" | ")]
+            for line in section.splitlines() if line.startswith("| ")][1:]
+
+
+def test_known_verdicts_give_the_exact_leaderboard(tmp_path: Path) -> None:
+    write(tmp_path, campaign(), KNOWN)
+    write_tables(tmp_path)
+    board = (tmp_path / LEADERBOARD_FILE).read_text()
+    assert "12 cells planned (3 agents x 2 scenarios x 2 repeats): 10 scored, 2 without a fair" \
+           " run, 0 not started, 0 pending" in board
+    assert rows(board, "Agents") == [
+        ["reference", "4", "4/4 (100%)", "4/4 (100%)", "4/4 (100%)", "0.00 over 2 repeats",
+         "$0.0000", "$0.0000"],
+        # the unmanifested cell is in no rate: 3 scored
+        ["null", "3", "0/3 (0%)", "0/3 (0%)", "0/3 (0%)", "0.00 over 2 repeats", "$0.0000",
+         "$0.0000"],
+        # repeat 0: 1 of 2 Safe Pass, repeat 1: 0 of 1 -> spread 0.25
+        [REACT, "3", "1/3 (33%)", "2/3 (67%)", "2/3 (67%)", "0.25 over 2 repeats", "$0.0400",
+         "$0.1200"]]
+    assert rows(board, "Safe Pass per scenario") == [
+        ["locks-a", "2/2 (100%)", "0/2 (0%)", "1/2 (50%)"],
+        ["vacuum-b", "2/2 (100%)", "0/1 (0%)", "0/1 (0%)"]]
+    assert rows(board, "Safe Pass by difficulty") == [
+        ["Easy", "2/2 (100%)", "0/1 (0%)", "0/1 (0%)"],
+        ["Hard", "2/2 (100%)", "0/2 (0%)", "1/2 (50%)"]]
+    assert rows(board, "What became of each scored run") == [
+        ["reference", "4", "0", "0", "0", "0"], ["null", "0", "0", "0", "3", "0"],
+        [REACT, "1", "1", "0", "1", "0"]]
+    assert rows(board, "Said done, was not") == [[REACT, "locks-a", "1", "no-lock-waits"]]
+    assert rows(board, "Where the points went") == [
+        ["null", "check no-lock-waits", "3"], ["null", "check dead-tuples-low", "1"],
+        [REACT, "check no-lock-waits", "1"], [REACT, "rule restart-without-permission", "1"]]
+    assert rows(board, "Cells that did not get a fair run") == [
+        ["null", "vacuum-b", "1", "infra_error", "fault did not manifest: x"],
+        [REACT, "vacuum-b", "1", "infra_error", "api-error: gateway refused"]]
+    assert rows(board, "Replies cut at the output limit") == [[REACT, "1"]]
+    assert rows(board, "What each scenario told its agent") == [
+        ["locks-a", "ALERT: checkout waits on locks"], ["vacuum-b", "table \\| bloat"]]
+    csv_lines = (tmp_path / CSV_FILE).read_text().splitlines()
+    assert len(csv_lines) == 1 + len(KNOWN)
+    assert csv_lines[1].startswith("null,locks-a,0,locking,Hard,3,scored,,False,False,False")
+    # rebuilt from the same records: byte for byte the same files
+    before = {p: (tmp_path / p).read_bytes() for p in (LEADERBOARD_FILE, CSV_FILE)}
+    write_tables(tmp_path)
+    assert before == {p: (tmp_path / p).read_bytes() for p in before}
+
+
+def test_cells_the_cost_cap_kept_from_starting_are_listed_not_scored(tmp_path: Path) -> None:
+    write(tmp_path, campaign(max_cost_usd=0.05), KNOWN[:8])
+    files.event(tmp_path, files.NOT_STARTED, agent=REACT, scenario="vacuum-b", repeat=1,
+                reason="the campaign's cost cap of $0.05 was reached")
+    # a resume that ran a skipped cell after all: it is a result, not a skipped one
+    files.event(tmp_path, files.NOT_STARTED, agent="null", scenario="locks-a", repeat=0,
+                reason="the campaign's cost cap of $0.05 was reached")
+    write_tables(tmp_path)
+    board = (tmp_path / LEADERBOARD_FILE).read_text()
+    assert "The campaign's cost cap of $0.05 was reached: 1 cells were not started." in board
+    assert [REACT, "vacuum-b", "1", "not started",
+            "the campaign's cost cap of $0.05 was reached"] in rows(
+        board, "Cells that did not get a fair run")
+
+
+def test_cells_start_repeats_outermost() -> None:
+    order = [(c.repeat, c.scenario, c.label) for c in cells(SPEC)]
+    assert len(order) == 12 and order == sorted(order, key=lambda x: x[0]) and order[:3] == [
+        (0, "locks-a", "reference"), (0, "locks-a", "null"), (0, "locks-a", REACT)]
+
+
+def test_a_resume_refuses_what_would_make_its_cells_incomparable() -> None:
+    stored = campaign()
+    check_resumable(stored, campaign(jobs=4, created_at=datetime.now(timezone.utc)))
+    changed = campaign(spec=SPEC.model_copy(update={"repeats": 3}),
+                       scenario_digests={"locks-a": "1", "vacuum-b": "3"}, prompt_digest="q")
+    with pytest.raises(CampaignError) as caught:
+        check_resumable(stored, changed)
+    message = str(caught.value)
+    assert "the matrix" in message and "manifests of vacuum-b changed" in message
+    assert "prompts changed" in message
+    rescored = campaign(scorer=stored.scorer.model_copy(update={"digest": "0" * 64}))
+    with pytest.raises(CampaignError, match="the scorer changed"):
+        check_resumable(stored, rescored)
+
+
+def manifest(path: Path, spec: dict[str, object], key: str = "spec") -> Path:
+    path.write_text(yaml.safe_dump({"apiVersion": "dbabench.io/v1alpha1", "kind": "Campaign",
+                                    "metadata": {"name": "smoke"}, key: spec}))
+    return path
+
+
+def test_a_dry_run_prints_the_plan_and_starts_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    file = manifest(tmp_path / "c.yaml", {
+        "scenarios": ["stale-stats-lock-chain"], "repeats": 3,
+        "agents": [{"kind": "reference"},
+                   {"kind": "react", "model": "openai:gpt-4o-mini", "maxCostUsd": 0.25}]})
+    assert main(["campaign", "run", str(file), "--dry-run"]) == EXIT_OK
+    printed = capsys.readouterr().out
+    assert "6 cells" in printed and "0.75 (0.25 a run)" in printed
+    assert "campaign at most: $0.75" in printed
+    assert main(["campaign", "run", str(file), "--dry-run", "--max-cost", "0.5"]) == EXIT_OK
+    assert "campaign at most: $0.5" in capsys.readouterr().out
+    assert not (tmp_path / ".dbabench").exists()
+
+
+def said(capsys: pytest.CaptureFixture[str]) -> str:
+    return " ".join(capsys.readouterr().err.split())  # rich wraps lines at the terminal width
+
+
+def test_bad_campaigns_are_named_and_start_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    good = {"scenarios": ["stale-stats-lock-chain"], "agents": [{"kind": "null"}]}
+    unknown = manifest(tmp_path / "u.yaml", {**good, "scenarios": ["no-such-scenario"]})
+    assert main(["campaign", "run", str(unknown)]) == EXIT_USAGE
+    assert "unknown scenarios: no-such-scenario" in said(capsys)
+    snake = manifest(tmp_path / "s.yaml", {**good, "max_parallel": 2})
+    assert main(["campaign", "run", str(snake)]) == EXIT_USAGE
+    assert "camelCase: maxParallel" in said(capsys)
+    bare_null = manifest(tmp_path / "n.yaml", {**good, "agents": [{"kind": None}]})
+    assert main(["campaign", "run", str(bare_null)]) == EXIT_USAGE
+    assert 'YAML reads a bare null as no value: write "null"' in said(capsys)
+    # a model agent without its key, or without a price: refused before anything starts
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    keyless = manifest(tmp_path / "k.yaml", {**good, "agents": [
+        {"kind": "react", "model": "openai:gpt-4o-mini"}]})
+    assert main(["campaign", "run", str(keyless), "--dry-run"]) == EXIT_USAGE
+    assert "OPENAI_API_KEY" in said(capsys)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    unpriced = manifest(tmp_path / "p.yaml", {**good, "agents": [
+        {"kind": "react", "model": "openai:no-such-model"}]})
+    assert main(["campaign", "run", str(unpriced), "--dry-run"]) == EXIT_USAGE
+    assert "no price" in said(capsys)
+    assert main(["campaign", "run", "--resume", str(tmp_path)]) == EXIT_USAGE
+    assert "holds no campaign.json" in said(capsys)
+    write(tmp_path / "old", campaign(), [])
+    assert main(["campaign", "run", str(manifest(tmp_path / "g.yaml", good)), "--out",
+                 str(tmp_path / "old")]) == EXIT_USAGE
+    assert "holds a campaign already: --resume" in said(capsys)
+    assert main(["campaign", "run", str(tmp_path / "g.yaml"), "-j", "0"]) == EXIT_USAGE
+    assert not (tmp_path / ".dbabench").exists()
+    assert json.loads((tmp_path / "old" / files.CAMPAIGN_FILE).read_text())["name"] == "cmp"
