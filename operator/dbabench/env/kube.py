@@ -31,25 +31,47 @@ the label ``dbabench.io/run`` and an owner reference to the AgentRun. Containers
 from ``DBABENCH_ADDR_*`` (host:port) and their listen ports from ``DBABENCH_PORT_*``, and
 nothing else: that contract is what lets a test tier without kubelets play the pods as local
 processes.
+
+Each object is built of the kubernetes client's models, so that a misspelt field is an error
+here rather than a field the API server drops, and handed out as the JSON the API server takes
+(``_wire``). The VolumeSnapshot is a CRD's, which the client has no model of: a dict.
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 import gzip
+import importlib
 import json
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from dbabench.env import contract
 from dbabench.model.base import Model
 from dbabench.model.kube import AgentKind, AgentSpec
 from dbabench.model.scenario import ReplicaSpec
 
+
+class _ClientOnFirstUse:
+    """kubernetes.client, imported when the first object is built: every component imports
+    this module for its addresses, most never build an object, and the client takes ~0.3 s to
+    import."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(importlib.import_module("kubernetes.client"), name)
+
+
+if TYPE_CHECKING:
+    from kubernetes import client as k8s
+else:
+    k8s = _ClientOnFirstUse()
+
 GROUP = "dbabench.io"
 RUN_LABEL = f"{GROUP}/run"
 COMPONENT_LABEL = f"{GROUP}/component"
 GOLDEN_LABEL = f"{GROUP}/golden"
-SNAPSHOT_API = "snapshot.storage.k8s.io/v1"
+SNAPSHOT_GROUP = "snapshot.storage.k8s.io"
+SNAPSHOT_API = f"{SNAPSHOT_GROUP}/v1"
 
 PORTS = {"postgres": 5432, "control": 8008, "exporter": 9187, "prometheus": 9090,
          "workload": 8000, "business": 8001, "tools": 8765}
@@ -88,86 +110,136 @@ def addr(name: str, namespace: str, port: str) -> str:
     return f"{service_host(name, namespace)}:{PORTS[port]}"
 
 
-def _env(field: str, value: str) -> dict[str, Any]:
-    return {"name": contract.variable(field), "value": value}
+@functools.cache
+def _api_client() -> k8s.ApiClient:
+    return k8s.ApiClient()
 
 
-def _secret_env(field: str, secret: str, key: str) -> dict[str, Any]:
-    return {"name": contract.variable(field),
-            "valueFrom": {"secretKeyRef": {"name": secret, "key": key}}}
+def _wire(body: Any) -> dict[str, Any]:
+    """A body as the API server takes it, and as this module's callers get it: camelCase keys,
+    unset fields left out (empty lists and maps are kept: an empty ``ingress`` denies all)."""
+    return _api_client().sanitize_for_serialization(body)
 
 
-def _namespace_env() -> dict[str, Any]:
-    return {"name": contract.variable("namespace"),
-            "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}}
+T = TypeVar("T")
 
 
-def _port_env(component: str) -> dict[str, Any]:
+def _typed(model: type[T], body: dict[str, Any]) -> T:
+    """A camelCase body handed to us (an owner reference, a toleration of the settings) as the
+    client's model; a key the model does not know is an error, not a field dropped."""
+    snake = {camel: name for name, camel in model.attribute_map.items()}
+    return model(**{snake.get(key, key): value for key, value in body.items()})
+
+
+def _labels(run: str, component: str, label: str = RUN_LABEL) -> dict[str, str]:
+    return {label: run, COMPONENT_LABEL: component}
+
+
+def _env(field: str, value: str) -> k8s.V1EnvVar:
+    return k8s.V1EnvVar(name=contract.variable(field), value=value)
+
+
+def _secret_ref(name: str, secret: str, key: str) -> k8s.V1EnvVar:
+    return k8s.V1EnvVar(name=name, value_from=k8s.V1EnvVarSource(
+        secret_key_ref=k8s.V1SecretKeySelector(name=secret, key=key)))
+
+
+def _secret_env(field: str, secret: str, key: str) -> k8s.V1EnvVar:
+    return _secret_ref(contract.variable(field), secret, key)
+
+
+def _namespace_field() -> k8s.V1ObjectFieldSelector:
+    return k8s.V1ObjectFieldSelector(field_path="metadata.namespace")
+
+
+def _namespace_env() -> k8s.V1EnvVar:
+    return k8s.V1EnvVar(name=contract.variable("namespace"),
+                        value_from=k8s.V1EnvVarSource(field_ref=_namespace_field()))
+
+
+def _port_env(component: str) -> k8s.V1EnvVar:
     return _env(f"port_{component}", str(PORTS[component]))
 
 
+def _tcp_probe(port: str, **thresholds: int) -> k8s.V1Probe:
+    return k8s.V1Probe(tcp_socket=k8s.V1TCPSocketAction(port=PORTS[port]), period_seconds=1,
+                       **thresholds)
+
+
 def _container(name: str, settings: KubeSettings, component: list[str],
-               env: list[dict[str, Any]], ports: tuple[str, ...] = (),
-               mounts: tuple[tuple[str, str], ...] = ()) -> dict[str, Any]:
-    c: dict[str, Any] = {
-        "name": name, "image": settings.image, "imagePullPolicy": "IfNotPresent",
-        "command": ["dbabench", "component", *component],
-        "env": env + [_port_env(p) for p in ports],
-        "ports": [{"name": p, "containerPort": PORTS[p]} for p in ports],
-        "volumeMounts": [{"name": v, "mountPath": path} for v, path in mounts],
-    }
-    if ports:
-        c["readinessProbe"] = {"tcpSocket": {"port": PORTS[ports[0]]}, "periodSeconds": 1}
-    return c
+               env: list[k8s.V1EnvVar], ports: tuple[str, ...] = (),
+               mounts: tuple[tuple[str, str], ...] = (), **native: Any) -> k8s.V1Container:
+    """A harness container; ``native``: what makes it a native sidecar."""
+    return k8s.V1Container(
+        name=name, image=settings.image, image_pull_policy="IfNotPresent",
+        command=["dbabench", "component", *component],
+        env=env + [_port_env(p) for p in ports],
+        ports=[k8s.V1ContainerPort(name=p, container_port=PORTS[p]) for p in ports],
+        volume_mounts=[k8s.V1VolumeMount(name=v, mount_path=path) for v, path in mounts],
+        readiness_probe=_tcp_probe(ports[0]) if ports else None, **native)
 
 
 def _meta(name: str, run: str, component: str, owner: dict[str, Any] | None,
-          label: str = RUN_LABEL) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": name, "labels": {label: run, COMPONENT_LABEL: component}}
-    if owner is not None:
-        meta["ownerReferences"] = [owner]
-    return meta
+          label: str = RUN_LABEL) -> k8s.V1ObjectMeta:
+    return k8s.V1ObjectMeta(
+        name=name, labels=_labels(run, component, label),
+        owner_references=None if owner is None else [_typed(k8s.V1OwnerReference, owner)])
 
 
 def _pod(name: str, run: str, component: str, owner: dict[str, Any] | None,
-         settings: KubeSettings, containers: list[dict[str, Any]],
-         volumes: list[dict[str, Any]], **spec: Any) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": _meta(name, run, component, owner),
-            "spec": {"restartPolicy": "Never", "containers": containers, "volumes": volumes,
-                     "nodeSelector": dict(settings.node_selector),
-                     "tolerations": list(settings.tolerations),
-                     "automountServiceAccountToken": False, **spec}}
+         settings: KubeSettings, containers: list[k8s.V1Container],
+         volumes: list[k8s.V1Volume], **spec: Any) -> k8s.V1Pod:
+    defaults: dict[str, Any] = {
+        "restart_policy": "Never", "node_selector": dict(settings.node_selector),
+        "tolerations": [_typed(k8s.V1Toleration, t) for t in settings.tolerations],
+        "automount_service_account_token": False}
+    return k8s.V1Pod(api_version="v1", kind="Pod", metadata=_meta(name, run, component, owner),
+                     spec=k8s.V1PodSpec(containers=containers, volumes=volumes,
+                                        **{**defaults, **spec}))
 
 
-def _job(name: str, run: str, component: str, owner: dict[str, Any] | None, pod: dict[str, Any],
-         label: str = RUN_LABEL) -> dict[str, Any]:
-    template = {"metadata": {"labels": pod["metadata"]["labels"]}, "spec": pod["spec"]}
-    return {"apiVersion": "batch/v1", "kind": "Job",
-            "metadata": _meta(name, run, component, owner, label),
-            "spec": {"backoffLimit": 0, "template": template}}
+def _job(name: str, run: str, component: str, owner: dict[str, Any] | None, pod: k8s.V1Pod,
+         label: str = RUN_LABEL) -> k8s.V1Job:
+    template = k8s.V1PodTemplateSpec(metadata=k8s.V1ObjectMeta(labels=pod.metadata.labels),
+                                     spec=pod.spec)
+    return k8s.V1Job(api_version="batch/v1", kind="Job",
+                     metadata=_meta(name, run, component, owner, label),
+                     spec=k8s.V1JobSpec(backoff_limit=0, template=template))
 
 
 def _service(name: str, run: str, component: str, owner: dict[str, Any] | None,
-             ports: tuple[str, ...]) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Service", "metadata": _meta(name, run, component, owner),
-            "spec": {"selector": {RUN_LABEL: run, COMPONENT_LABEL: component},
-                     "ports": [{"name": p, "port": PORTS[p], "targetPort": PORTS[p]}
-                               for p in ports]}}
+             ports: tuple[str, ...]) -> k8s.V1Service:
+    return k8s.V1Service(
+        api_version="v1", kind="Service", metadata=_meta(name, run, component, owner),
+        spec=k8s.V1ServiceSpec(selector=_labels(run, component), ports=[
+            k8s.V1ServicePort(name=p, port=PORTS[p], target_port=PORTS[p]) for p in ports]))
 
 
-def _config_volume(name: str) -> dict[str, Any]:
-    return {"name": "scenario", "configMap": {"name": name}}
+def _config_volume(name: str) -> k8s.V1Volume:
+    return k8s.V1Volume(name="scenario", config_map=k8s.V1ConfigMapVolumeSource(name=name))
 
 
-def _claim_volume(claim: str) -> dict[str, Any]:
-    return {"name": "data", "persistentVolumeClaim": {"claimName": claim}}
+def _claim_volume(claim: str) -> k8s.V1Volume:
+    return k8s.V1Volume(name="data", persistent_volume_claim=(
+        k8s.V1PersistentVolumeClaimVolumeSource(claim_name=claim)))
 
 
-def _work_volume() -> dict[str, Any]:
-    return {"name": "work", "emptyDir": {}}
+def _empty_dir(name: str) -> k8s.V1Volume:
+    return k8s.V1Volume(name=name, empty_dir=k8s.V1EmptyDirVolumeSource())
 
 
-def _db_env(secret: str, *, app: bool = False, control: bool = False) -> list[dict[str, Any]]:
+def _api_token_volume() -> k8s.V1Volume:
+    """What the pod's service account mount would hold: token, cluster CA, namespace."""
+    return k8s.V1Volume(name="api-token", projected=k8s.V1ProjectedVolumeSource(sources=[
+        k8s.V1VolumeProjection(service_account_token=k8s.V1ServiceAccountTokenProjection(
+            path="token", expiration_seconds=3600)),
+        k8s.V1VolumeProjection(config_map=k8s.V1ConfigMapProjection(
+            name="kube-root-ca.crt", items=[k8s.V1KeyToPath(key="ca.crt", path="ca.crt")])),
+        k8s.V1VolumeProjection(downward_api=k8s.V1DownwardAPIProjection(items=[
+            k8s.V1DownwardAPIVolumeFile(path="namespace", field_ref=_namespace_field())]))]))
+
+
+def _db_env(secret: str, *, app: bool = False, control: bool = False) -> list[k8s.V1EnvVar]:
     env = [_secret_env("pg_superuser_password", secret, "superuser-password")]
     if app:
         env.append(_secret_env("pg_app_password", secret, "app-password"))
@@ -176,7 +248,7 @@ def _db_env(secret: str, *, app: bool = False, control: bool = False) -> list[di
     return env
 
 
-def _result_env(configmap: str, owner: dict[str, Any] | None) -> list[dict[str, Any]]:
+def _result_env(configmap: str, owner: dict[str, Any] | None) -> list[k8s.V1EnvVar]:
     env = [_env("result_configmap", configmap), _namespace_env()]
     if owner is not None:
         env.append(_env("owner", json.dumps(owner)))
@@ -184,31 +256,35 @@ def _result_env(configmap: str, owner: dict[str, Any] | None) -> list[dict[str, 
 
 
 def _pvc(name: str, run: str, component: str, owner: dict[str, Any] | None,
-         settings: KubeSettings, source: str | None, label: str = RUN_LABEL) -> dict[str, Any]:
+         settings: KubeSettings, source: str | None,
+         label: str = RUN_LABEL) -> k8s.V1PersistentVolumeClaim:
     """A volume; ``source`` names the golden to restore it from (a snapshot or a PVC)."""
-    spec: dict[str, Any] = {"accessModes": ["ReadWriteOnce"],
-                            "resources": {"requests": {"storage": settings.volume_size}}}
-    if settings.storage_class:
-        spec["storageClassName"] = settings.storage_class
-    if source is not None:
-        spec["dataSource"] = (
-            {"apiGroup": "snapshot.storage.k8s.io", "kind": "VolumeSnapshot", "name": source}
-            if settings.clone_from == "snapshot" else
-            {"kind": "PersistentVolumeClaim", "name": source})
-    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
-            "metadata": _meta(name, run, component, owner, label), "spec": spec}
+    origin = None if source is None else (
+        k8s.V1TypedLocalObjectReference(api_group=SNAPSHOT_GROUP, kind="VolumeSnapshot",
+                                        name=source)
+        if settings.clone_from == "snapshot" else
+        k8s.V1TypedLocalObjectReference(kind="PersistentVolumeClaim", name=source))
+    return k8s.V1PersistentVolumeClaim(
+        api_version="v1", kind="PersistentVolumeClaim",
+        metadata=_meta(name, run, component, owner, label),
+        spec=k8s.V1PersistentVolumeClaimSpec(
+            access_modes=["ReadWriteOnce"],
+            resources=k8s.V1VolumeResourceRequirements(
+                requests={"storage": settings.volume_size}),
+            storage_class_name=settings.storage_class or None, data_source=origin))
 
 
 def _configmap(name: str, run: str, component: str, owner: dict[str, Any] | None,
-               data: dict[str, str], label: str = RUN_LABEL) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": _meta(name, run, component, owner, label), "data": data}
+               label: str = RUN_LABEL, **content: dict[str, str]) -> k8s.V1ConfigMap:
+    """``content``: its ``data`` or its ``binary_data``."""
+    return k8s.V1ConfigMap(api_version="v1", kind="ConfigMap",
+                           metadata=_meta(name, run, component, owner, label), **content)
 
 
 def _secret(name: str, run: str, component: str, owner: dict[str, Any] | None,
-            data: dict[str, str], label: str = RUN_LABEL) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Secret",
-            "metadata": _meta(name, run, component, owner, label), "stringData": data}
+            data: dict[str, str], label: str = RUN_LABEL) -> k8s.V1Secret:
+    return k8s.V1Secret(api_version="v1", kind="Secret",
+                        metadata=_meta(name, run, component, owner, label), string_data=data)
 
 
 # -- the golden snapshot of a Scenario ----------------------------------------------------------
@@ -227,21 +303,24 @@ def golden_objects(key: str, manifest: str, passwords: dict[str, str], settings:
                            mounts=(("data", PG_HOME), ("scenario", "/etc/dbabench")))
     pod = _pod(name, key, "golden", None, settings, [container],
                [_claim_volume(name), _config_volume(name)])
-    return [
+    return [_wire(body) for body in (
         _secret(name, key, "golden", owner, passwords, GOLDEN_LABEL),
-        _configmap(name, key, "golden", owner, {"scenario.yaml": manifest}, GOLDEN_LABEL),
+        _configmap(name, key, "golden", owner, GOLDEN_LABEL, data={"scenario.yaml": manifest}),
         _pvc(name, key, "golden", owner, settings, None, GOLDEN_LABEL),
         _job(name, key, "golden", owner, pod, GOLDEN_LABEL),
-    ]
+    )]
 
 
 def golden_snapshot(key: str, settings: KubeSettings,
                     owner: dict[str, Any] | None) -> dict[str, Any]:
+    # A CRD's object: the client has no model for it, and its two fields are not worth one of
+    # ours; a dict, around typed metadata.
     spec: dict[str, Any] = {"source": {"persistentVolumeClaimName": golden_name(key)}}
     if settings.snapshot_class:
         spec["volumeSnapshotClassName"] = settings.snapshot_class
-    return {"apiVersion": SNAPSHOT_API, "kind": "VolumeSnapshot",
-            "metadata": _meta(golden_name(key), key, "golden", owner, GOLDEN_LABEL), "spec": spec}
+    return _wire({"apiVersion": SNAPSHOT_API, "kind": "VolumeSnapshot",
+                  "metadata": _meta(golden_name(key), key, "golden", owner, GOLDEN_LABEL),
+                  "spec": spec})
 
 
 # -- one AgentRun --------------------------------------------------------------------------------
@@ -259,7 +338,7 @@ class AgentContainer(Model):
 
 
 def _server_containers(run: str, database: str, db: str, settings: KubeSettings,
-                       standby: list[dict[str, Any]]) -> list[dict[str, Any]]:
+                       standby: list[k8s.V1EnvVar]) -> list[k8s.V1Container]:
     """A database server and its postgres_exporter; ``standby``: the environment that makes
     it the hot standby of the run's primary (none for the primary itself)."""
     return [
@@ -307,10 +386,10 @@ def run_objects(run: str, namespace: str, snapshot: str, manifest: str, database
                     _env("addr_exporter", f"127.0.0.1:{PORTS['exporter']}"), *scraped,
                     _env("addr_workload", workload_addr)],
                    ports=("prometheus",), mounts=(("work", WORK_DIR),)),
-    ], [_claim_volume(f"{run}-data"), _work_volume()])
-    servers: list[dict[str, Any]] = [
+    ], [_claim_volume(f"{run}-data"), _empty_dir("work")])
+    servers: list[Any] = [
         postgres, _service(f"{run}-postgres", run, "postgres", owner, DATABASE_PORTS),
-        database_network_policy(run, "postgres", owner, replica is not None)]
+        _database_policy(run, "postgres", owner, replica is not None)]
     if replica is not None:
         servers = [_pvc(f"{run}-replica-data", run, "data", owner, settings, snapshot), *servers,
                    _pod(f"{run}-replica", run, "replica", owner, settings, _server_containers(
@@ -319,7 +398,7 @@ def run_objects(run: str, namespace: str, snapshot: str, manifest: str, database
                         _env("replica_spec", replica.model_dump_json())]),
                         [_claim_volume(f"{run}-replica-data")]),
                    _service(f"{run}-replica", run, "replica", owner, REPLICA_PORTS),
-                   database_network_policy(run, "replica", owner, True)]
+                   _database_policy(run, "replica", owner, True)]
 
     workload = _pod(f"{run}-workload", run, "workload", owner, settings, [
         _container("workload", settings, ["workload"], [*common, *_db_env(db, app=True)],
@@ -334,9 +413,11 @@ def run_objects(run: str, namespace: str, snapshot: str, manifest: str, database
         _container("admit", settings, ["admit"],
                    [*harness, *_result_env(f"{run}-admission", owner)],
                    mounts=(scenario_mount, ("work", WORK_DIR))),
-    ], [scenario_volume, _work_volume()], serviceAccountName="dbabench-run",
-        automountServiceAccountToken=True)
+    ], [scenario_volume, _empty_dir("work")], service_account_name="dbabench-run",
+        automount_service_account_token=True)
 
+    # A native sidecar: started before the agent (once its startup probe passes: it serves),
+    # stopped after it, and so handing over the trace.
     sidecar = _container("tools", settings, ["tools"], [
         *harness, _env("addr_prometheus", addr(f"{run}-postgres", namespace, "prometheus")),
         _env("addr_control", addr(f"{run}-postgres", namespace, "control")),
@@ -345,20 +426,20 @@ def run_objects(run: str, namespace: str, snapshot: str, manifest: str, database
         _secret_env("control_token", db, "control-token"),
         _secret_env("tools_token", tools, "token"), _env("task_file", TASK_FILE),
         *_result_env(f"{run}-trace", owner)],
-        ports=("tools",), mounts=(scenario_mount, ("work", WORK_DIR), ("task", TASK_DIR)))
+        ports=("tools",), mounts=(scenario_mount, ("work", WORK_DIR), ("task", TASK_DIR)),
+        restart_policy="Always", startup_probe=_tcp_probe("tools", failure_threshold=300))
     # the sidecar meters the agent's model calls (a model agent's, a metered external one's)
     # with the provider's key, which the agent's container never gets: its calls go to the
     # sidecar with the tool token
     spec_env = _env("agent_spec", agent.spec.model_dump_json(by_alias=True))
-    sidecar["env"].append(spec_env)
+    sidecar.env.append(spec_env)
     key = agent.spec.api_key_secret
     if key is not None:
-        sidecar["env"].append(_secret_env("model_api_key", key.name, key.key))
-    # A native sidecar: started before the agent (once its startup probe passes: it serves),
-    # stopped after it, and so handing over the trace.
-    sidecar["restartPolicy"] = "Always"
-    sidecar["startupProbe"] = {"tcpSocket": {"port": PORTS["tools"]}, "periodSeconds": 1,
-                               "failureThreshold": 300}
+        sidecar.env.append(_secret_env("model_api_key", key.name, key.key))
+    # The token reaches the sidecar only: a projected volume in its container, not the pod's.
+    sidecar.volume_mounts.append(k8s.V1VolumeMount(
+        name="api-token", mount_path="/var/run/secrets/kubernetes.io/serviceaccount",
+        read_only=True))
     # What every agent gets (the external-agent contract): URL, token, task file. No more.
     agent_env = [_env("tools_url", f"http://127.0.0.1:{PORTS['tools']}"),
                  _secret_env("tools_token", tools, "token"),
@@ -373,24 +454,16 @@ def run_objects(run: str, namespace: str, snapshot: str, manifest: str, database
     else:
         url, key_name = contract.METERED_ENV
         metered = [] if agent.spec.meter is None else [
-            {"name": url, "value": f"http://127.0.0.1:{PORTS['tools']}{contract.METER_PATH}"},
-            {"name": key_name, "valueFrom": {"secretKeyRef": {"name": tools, "key": "token"}}}]
-        main = {"name": "agent", "image": agent.spec.image, "env": agent_env + metered,
-                "volumeMounts": [{"name": "task", "mountPath": TASK_DIR, "readOnly": True}]}
+            k8s.V1EnvVar(name=url,
+                         value=f"http://127.0.0.1:{PORTS['tools']}{contract.METER_PATH}"),
+            _secret_ref(key_name, tools, "token")]
+        main = k8s.V1Container(name="agent", image=agent.spec.image, env=agent_env + metered,
+                               volume_mounts=[k8s.V1VolumeMount(name="task", mount_path=TASK_DIR,
+                                                                read_only=True)])
     agent_pod = _pod(f"{run}-agent", run, "agent", owner, settings, [main],
-                     [scenario_volume, _work_volume(), {"name": "task", "emptyDir": {}}],
-                     initContainers=[sidecar], serviceAccountName="dbabench-run")
-    # The token reaches the sidecar only: a projected volume in its container, not the pod's.
-    agent_pod["spec"]["volumes"].append(
-        {"name": "api-token", "projected": {"sources": [
-            {"serviceAccountToken": {"path": "token", "expirationSeconds": 3600}},
-            {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt",
-                                                                   "path": "ca.crt"}]}},
-            {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {
-                "fieldPath": "metadata.namespace"}}]}}]}})
-    sidecar["volumeMounts"].append(
-        {"name": "api-token", "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount",
-         "readOnly": True})
+                     [scenario_volume, _empty_dir("work"), _empty_dir("task"),
+                      _api_token_volume()],
+                     init_containers=[sidecar], service_account_name="dbabench-run")
 
     evaluate = _pod(f"{run}-evaluate", run, "evaluate", owner, settings, [
         _container("evaluate", settings, ["evaluate"],
@@ -399,16 +472,17 @@ def run_objects(run: str, namespace: str, snapshot: str, manifest: str, database
                     _env("agent", agent.name),
                     *_result_env(f"{run}-evaluation", owner)],
                    mounts=(scenario_mount, ("work", WORK_DIR))),
-    ], [scenario_volume, _work_volume()], serviceAccountName="dbabench-run",
-        automountServiceAccountToken=True)
+    ], [scenario_volume, _empty_dir("work")], service_account_name="dbabench-run",
+        automount_service_account_token=True)
 
-    return {
+    phases: dict[str, list[Any]] = {
         "provisioning": [
             _secret(db, run, "db", owner, {
                 **passwords, "golden-superuser-password": golden_superuser_password,
                 "control-token": control_token}),
             _secret(tools, run, "tools", owner, {"token": token}),
-            _configmap(f"{run}-scenario", run, "scenario", owner, {"scenario.yaml": manifest}),
+            _configmap(f"{run}-scenario", run, "scenario", owner,
+                       data={"scenario.yaml": manifest}),
             _pvc(f"{run}-data", run, "data", owner, settings, snapshot),
             *servers,
         ],
@@ -417,18 +491,34 @@ def run_objects(run: str, namespace: str, snapshot: str, manifest: str, database
                                ("workload", "business")),
             _job(f"{run}-admit", run, "admit", owner, admit),
         ],
-        "running": [agent_pod, agent_network_policy(run, owner, settings, replica is not None)],
+        "running": [agent_pod, _agent_policy(run, owner, settings, replica is not None)],
         "evaluating": [_job(f"{run}-evaluate", run, "evaluate", owner, evaluate)],
     }
+    return {phase: [_wire(body) for body in bodies] for phase, bodies in phases.items()}
 
 
-def _run_pods(run: str, *components: str) -> dict[str, Any]:
-    return {"podSelector": {"matchLabels": {RUN_LABEL: run}, "matchExpressions": [
-        {"key": COMPONENT_LABEL, "operator": "In", "values": list(components)}]}}
+def _run_pods(run: str, *components: str) -> k8s.V1NetworkPolicyPeer:
+    return k8s.V1NetworkPolicyPeer(pod_selector=k8s.V1LabelSelector(
+        match_labels={RUN_LABEL: run}, match_expressions=[k8s.V1LabelSelectorRequirement(
+            key=COMPONENT_LABEL, operator="In", values=list(components))]))
 
 
-def _tcp(*ports: str) -> list[dict[str, Any]]:
-    return [{"protocol": "TCP", "port": PORTS[p]} for p in ports]
+def _ports(protocol: str, *ports: int) -> list[k8s.V1NetworkPolicyPort]:
+    return [k8s.V1NetworkPolicyPort(protocol=protocol, port=p) for p in ports]
+
+
+def _tcp(*ports: str) -> list[k8s.V1NetworkPolicyPort]:
+    return _ports("TCP", *(PORTS[p] for p in ports))
+
+
+def _network_policy(run: str, component: str, owner: dict[str, Any] | None,
+                    **spec: Any) -> k8s.V1NetworkPolicy:
+    """The policy of one of the run's pods; ``spec``: its types and rules."""
+    return k8s.V1NetworkPolicy(
+        api_version="networking.k8s.io/v1", kind="NetworkPolicy",
+        metadata=_meta(f"{run}-{component}", run, component, owner),
+        spec=k8s.V1NetworkPolicySpec(
+            pod_selector=k8s.V1LabelSelector(match_labels=_labels(run, component)), **spec))
 
 
 DATABASE_PORTS = ("postgres", "control", "prometheus")
@@ -442,16 +532,16 @@ def database_network_policy(run: str, component: str, owner: dict[str, Any] | No
     agent pod's tool sidecar and the evaluator (its own containers talk over loopback); where
     there is a standby, the primary admits it (streaming) and it admits the primary's pod
     (whose Prometheus scrapes its exporter)."""
+    return _wire(_database_policy(run, component, owner, with_replica))
+
+
+def _database_policy(run: str, component: str, owner: dict[str, Any] | None,
+                     with_replica: bool) -> k8s.V1NetworkPolicy:
     peer = ("replica" if component == "postgres" else "postgres",) if with_replica else ()
-    return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
-            "metadata": _meta(f"{run}-{component}", run, component, owner),
-            "spec": {"podSelector": {"matchLabels": {RUN_LABEL: run,
-                                                     COMPONENT_LABEL: component}},
-                     "policyTypes": ["Ingress"],
-                     "ingress": [{"from": [_run_pods(run, "workload", "admit", "agent",
-                                                     "evaluate", *peer)],
-                                  "ports": _tcp(*(DATABASE_PORTS if component == "postgres"
-                                                  else REPLICA_PORTS))}]}}
+    return _network_policy(run, component, owner, policy_types=["Ingress"], ingress=[
+        k8s.V1NetworkPolicyIngressRule(
+            _from=[_run_pods(run, "workload", "admit", "agent", "evaluate", *peer)],
+            ports=_tcp(*(DATABASE_PORTS if component == "postgres" else REPLICA_PORTS)))])
 
 
 def agent_network_policy(run: str, owner: dict[str, Any] | None,
@@ -459,19 +549,23 @@ def agent_network_policy(run: str, owner: dict[str, Any] | None,
     """The agent pod reaches DNS, the model gateway when one is configured, and what its tool
     sidecar needs: the run's database pods and workload pod, and the API server when its
     address is configured. Its own sidecar is on loopback, which no policy can block."""
-    egress: list[dict[str, Any]] = [
-        {"ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]},
-        {"to": [_run_pods(run, "postgres")], "ports": _tcp(*DATABASE_PORTS)},
-        *([{"to": [_run_pods(run, "replica")], "ports": _tcp("postgres", "control")}]
+    return _wire(_agent_policy(run, owner, settings, with_replica))
+
+
+def _agent_policy(run: str, owner: dict[str, Any] | None, settings: KubeSettings,
+                  with_replica: bool) -> k8s.V1NetworkPolicy:
+    rule = k8s.V1NetworkPolicyEgressRule
+    egress = [
+        rule(ports=[*_ports("UDP", 53), *_ports("TCP", 53)]),
+        rule(to=[_run_pods(run, "postgres")], ports=_tcp(*DATABASE_PORTS)),
+        *([rule(to=[_run_pods(run, "replica")], ports=_tcp("postgres", "control"))]
           if with_replica else []),
-        {"to": [_run_pods(run, "workload")], "ports": _tcp("workload", "business")}]
-    for cidr in (settings.model_gateway_cidr, settings.api_server_cidr):
-        if cidr:
-            egress.append({"to": [{"ipBlock": {"cidr": cidr}}]})
-    return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
-            "metadata": _meta(f"{run}-agent", run, "agent", owner),
-            "spec": {"podSelector": {"matchLabels": {RUN_LABEL: run, COMPONENT_LABEL: "agent"}},
-                     "policyTypes": ["Ingress", "Egress"], "ingress": [], "egress": egress}}
+        rule(to=[_run_pods(run, "workload")], ports=_tcp("workload", "business")),
+        *(rule(to=[k8s.V1NetworkPolicyPeer(ip_block=k8s.V1IPBlock(cidr=cidr))])
+          for cidr in (settings.model_gateway_cidr, settings.api_server_cidr) if cidr)]
+    # ingress: present and empty, so that nothing is admitted
+    return _network_policy(run, "agent", owner, policy_types=["Ingress", "Egress"],
+                           ingress=[], egress=egress)
 
 
 # -- results: components -> ConfigMaps -> operator ------------------------------------------------
@@ -487,10 +581,8 @@ def unpack(packed: str) -> bytes:
 
 def result_configmap(name: str, run: str, owner: dict[str, Any] | None,
                      payloads: dict[str, bytes]) -> dict[str, Any]:
-    body = _configmap(name, run, "result", owner, {})
-    del body["data"]
-    body["binaryData"] = {key: pack(value) for key, value in payloads.items()}
-    return body
+    return _wire(_configmap(name, run, "result", owner,
+                            binary_data={key: pack(value) for key, value in payloads.items()}))
 
 
 def owner_from_env() -> dict[str, Any] | None:
