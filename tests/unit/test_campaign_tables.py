@@ -199,6 +199,9 @@ def test_bad_campaigns_are_named_and_start_nothing(
     snake = manifest(tmp_path / "s.yaml", {**good, "max_parallel": 2})
     assert main(["campaign", "run", str(snake)]) == EXIT_USAGE
     assert "camelCase: maxParallel" in said(capsys)
+    twice = manifest(tmp_path / "t.yaml", {**good, "agents": [{"kind": "null"}] * 2})
+    assert main(["campaign", "run", str(twice)]) == EXIT_USAGE
+    assert "agents listed twice: null" in said(capsys)
     bare_null = manifest(tmp_path / "n.yaml", {**good, "agents": [{"kind": None}]})
     assert main(["campaign", "run", str(bare_null)]) == EXIT_USAGE
     assert 'YAML reads a bare null as no value: write "null"' in said(capsys)

@@ -8,7 +8,7 @@ import pytest
 
 from dbabench.model.evaluation import (DiagnosisResult, EfficiencyResult, EvaluationResult,
                                        OutcomeResult, SafetyResult)
-from dbabench.model.kube import Phase
+from dbabench.model.kube import Phase, RunSummary
 from dbabench.operator import status as st
 
 
@@ -68,8 +68,8 @@ def test_phase_status_terminal_sets_finished_and_ready() -> None:
 def test_finished_and_summary() -> None:
     safe = evaluation(True, 0)
     assert st.finished(safe) == (Phase.succeeded, "graded: Safe Pass")
-    assert st.summary(safe).safe_pass and st.summary(safe).cost_usd == 0.25
-    assert st.summary(safe).cost_basis == "metered"
+    assert RunSummary.of(safe).safe_pass and RunSummary.of(safe).cost_usd == 0.25
+    assert RunSummary.of(safe).cost_basis == "metered"
     assert st.finished(evaluation(True, 2))[1] == "graded: Outcome Pass, not safe"
     assert st.finished(evaluation(False, 0))[1] == "graded: no Outcome Pass"
     infra = EvaluationResult(scenario="s", agent="a", status="infra_error",

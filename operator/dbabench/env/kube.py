@@ -46,6 +46,8 @@ import importlib
 import json
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from pydantic import field_validator
+
 from dbabench.env import contract
 from dbabench.model.base import Model
 from dbabench.model.kube import AgentKind, AgentSpec
@@ -100,6 +102,17 @@ class KubeSettings(Model):
     api_server_cidr: str | None = None
     """Where the API server listens, for the tool sidecar's hand-over of the trace (the agent
     pod's egress); needed where NetworkPolicies are enforced."""
+
+    @field_validator("tolerations")
+    @classmethod
+    def _tolerations(cls, value: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        # a misspelt key fails the operator's start, not every run's
+        for toleration in value:
+            try:
+                _typed(k8s.V1Toleration, toleration)
+            except TypeError as e:
+                raise ValueError(f"not a toleration: {toleration} ({e})") from e
+        return value
 
 
 def service_host(name: str, namespace: str) -> str:

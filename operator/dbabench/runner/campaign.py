@@ -82,7 +82,9 @@ def _commit() -> str | None:
                               cwd=Path(dbabench.__file__).parent, timeout=10)
     except (OSError, subprocess.TimeoutExpired):
         return None
-    return done.stdout.strip() or None if done.returncode == 0 else None
+    if done.returncode != 0:
+        return None
+    return done.stdout.strip() or None
 
 
 def record(name: str, spec: CampaignSpec, scenarios: dict[str, tuple[Path, Scenario]], *,
@@ -170,6 +172,11 @@ def cell_result(cell: Cell, scenario: Scenario, stored: dict[str, difficulty.Dif
 def check_agents(spec: CampaignSpec, scenarios: dict[str, tuple[Path, Scenario]]) -> None:
     """Every agent of the campaign can be built for every scenario (its model known and
     priced, its key at hand): bad input now, not a failed cell an hour in."""
+    labels = [a.label for a in spec.agents]
+    twice = sorted({label for label in labels if labels.count(label) > 1})
+    if twice:
+        raise CampaignError(f"agents listed twice: {', '.join(twice)} (repeats: is how a"
+                            " campaign runs an agent more than once)")
     for agent in spec.agents:
         for _, scenario in scenarios.values():
             build_agent(agent, scenario)
