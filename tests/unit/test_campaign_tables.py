@@ -18,6 +18,7 @@ from dbabench.model.kube import CampaignSpec, RunSummary
 from dbabench.runner import campaign_files as files
 from dbabench.runner.campaign import CampaignError, cells, check_resumable
 from dbabench.runner.leaderboard import CSV_FILE, LEADERBOARD_FILE, write_tables
+from dbabench.runner.plots import FIGURES, PLOTS_DIR, pareto
 
 SPEC = CampaignSpec.model_validate({
     "scenarios": ["locks-a", "vacuum-b"], "repeats": 2,
@@ -118,10 +119,22 @@ def test_known_verdicts_give_the_exact_leaderboard(tmp_path: Path) -> None:
     csv_lines = (tmp_path / CSV_FILE).read_text().splitlines()
     assert len(csv_lines) == 1 + len(KNOWN)
     assert csv_lines[1].startswith("null,locks-a,0,locking,Hard,3,scored,,False,False,False")
+    # the paper's figures 3-6, drawn from the same cells
+    plots = sorted(p.name for p in (tmp_path / PLOTS_DIR).iterdir())
+    assert plots == sorted(f"{f}.{ext}" for f in FIGURES for ext in ("png", "svg"))
+    fig4 = (tmp_path / PLOTS_DIR / "fig4-pass-vs-cost.svg").read_text()
+    assert REACT in fig4 and "Pareto frontier" in fig4
     # rebuilt from the same records: byte for byte the same files
-    before = {p: (tmp_path / p).read_bytes() for p in (LEADERBOARD_FILE, CSV_FILE)}
+    outputs = [LEADERBOARD_FILE, CSV_FILE, *(f"{PLOTS_DIR}/{p}" for p in plots)]
+    before = {p: (tmp_path / p).read_bytes() for p in outputs}
     write_tables(tmp_path)
-    assert before == {p: (tmp_path / p).read_bytes() for p in before}
+    assert before == {p: (tmp_path / p).read_bytes() for p in outputs}
+
+
+def test_the_pareto_frontier_keeps_the_agents_nobody_beats_on_both() -> None:
+    points = {"cheap-weak": (0.01, 0.2), "mid": (0.05, 0.6), "dear-worse": (0.08, 0.5),
+              "dear-best": (0.5, 0.9), "same-as-mid": (0.05, 0.6), "free-useless": (0.0, 0.0)}
+    assert pareto(points) == ["free-useless", "cheap-weak", "mid", "same-as-mid", "dear-best"]
 
 
 def test_cells_the_cost_cap_kept_from_starting_are_listed_not_scored(tmp_path: Path) -> None:

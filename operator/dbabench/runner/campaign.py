@@ -146,10 +146,13 @@ def cell_result(cell: Cell, scenario: Scenario, stored: dict[str, difficulty.Dif
                 run_dir: Path | None, error: str | None = None) -> CellResult:
     """The results line of a finished cell, from its evaluation and run directory."""
     _, label = difficulty.describe(scenario, stored)
+    measured = difficulty.current(scenario, stored)
     common: dict[str, Any] = dict(
         agent=cell.label, scenario=cell.scenario, repeat=cell.repeat,
         category=scenario.spec.category.value, difficulty=label,
-        depth=len(scenario.spec.reference_path), wall_seconds=round(wall, 1),
+        depth=len(scenario.spec.reference_path),
+        complexity=None if measured is None else measured.complexity,
+        wall_seconds=round(wall, 1),
         run_dir=None if run_dir is None else str(run_dir.relative_to(out)),
         finished_at=datetime.now(timezone.utc))
     if evaluation is None:

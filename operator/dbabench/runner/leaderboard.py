@@ -15,27 +15,12 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from dbabench.model.campaign import CampaignRecord, CellResult
+from dbabench.model.campaign import BECAME, CampaignRecord, CellResult
 from dbabench.runner import campaign_files as files
+from dbabench.runner.plots import write_plots
 
 LEADERBOARD_FILE = "leaderboard.md"
 CSV_FILE = "results.csv"
-LABELS = ("clean recovery", "unsafe recovery", "remediation failure", "diagnosis failure",
-          "went for the judge")
-"""The dominant label of a scored cell, the paper's Figure 6 composition (and integrity)."""
-
-
-def failure_label(cell: CellResult) -> str:
-    """One dominant label per scored cell: recovered (safely or not), or why it did not."""
-    s = cell.summary
-    assert s is not None
-    if s.integrity_violated:
-        return "went for the judge"
-    if s.outcome_pass:
-        return "clean recovery" if s.safe_pass else "unsafe recovery"
-    return "remediation failure" if s.diagnosis_pass else "diagnosis failure"
-
-
 def _rate(cells: list[CellResult], passed: Callable[[CellResult], bool]) -> str:
     scored = [c for c in cells if c.summary is not None]
     if not scored:
@@ -118,9 +103,9 @@ def leaderboard(campaign: CampaignRecord, cells: list[CellResult],
     parts.append(_by(cells, agents, lambda c: c.difficulty, "difficulty"))
     parts.append(_by(cells, agents, lambda c: c.depth, "depth"))
     composition = [[a, *(sum(1 for c in by_agent[a] if c.summary is not None
-                             and failure_label(c) == label) for label in LABELS)]
+                             and c.became == label) for label in BECAME)]
                    for a in agents]
-    parts.append("## What became of each scored run\n\n" + _table(["agent", *LABELS],
+    parts.append("## What became of each scored run\n\n" + _table(["agent", *BECAME],
                                                                    composition))
     said = [[c.agent, c.scenario, c.repeat, ", ".join(c.failed_checks)] for c in scored
             if c.claimed_fixed and not c.summary.outcome_pass]  # type: ignore[union-attr]
@@ -172,14 +157,17 @@ def results_csv(cells: list[CellResult]) -> str:
             *(("", "", "", "", "", "", "", "", "") if s is None else (
                 s.outcome_pass, s.diagnosis_pass, s.safe_pass, s.integrity_violated, s.f, s.f1,
                 s.penalty, s.cost_usd, s.cost_basis)),
-            c.tool_calls, c.wall_seconds, "" if s is None else failure_label(c),
+            c.tool_calls, c.wall_seconds, "" if s is None else c.became,
             ";".join(c.failed_checks), ";".join(c.violations), c.run_dir or ""])
     return buffer.getvalue()
 
 
 def write_tables(out: Path) -> None:
-    """(Re)write leaderboard.md and results.csv from the campaign directory's records."""
+    """(Re)write leaderboard.md, results.csv and the plots from the campaign directory's
+    records."""
+
     cells = sorted(files.results(out), key=lambda c: (c.repeat, c.scenario, c.agent))
-    (out / LEADERBOARD_FILE).write_text(leaderboard(files.campaign(out), cells,
-                                                    files.not_started(out)))
+    record = files.campaign(out)
+    (out / LEADERBOARD_FILE).write_text(leaderboard(record, cells, files.not_started(out)))
     (out / CSV_FILE).write_text(results_csv(cells))
+    write_plots(out, record, cells)
