@@ -2,8 +2,9 @@
 # Installs the Debian packages dbabench runs on, only those that are missing.
 # Needs root (or sudo); safe to run again.
 set -euo pipefail
+# chromium: the campaign report's test renders its pages in a real browser
 packages=(postgresql-15 postgresql-contrib postgresql-doc-15 prometheus
-          prometheus-postgres-exporter prometheus-node-exporter xfsprogs util-linux)
+          prometheus-postgres-exporter prometheus-node-exporter xfsprogs util-linux chromium)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -4,9 +4,11 @@ that failed (dba-runner's rule), so the leaderboard is checked cell for cell."""
 from __future__ import annotations
 
 import json
+import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
 
+import matplotlib.image
 import pytest
 import yaml
 
@@ -14,10 +16,14 @@ from dbabench.cli.main import main
 from dbabench.errors import EXIT_OK, EXIT_USAGE
 from dbabench.evaluate import scorer
 from dbabench.model.campaign import CampaignRecord, CellResult
+from dbabench.model.evaluation import (CheckResult, ConditionMatch, DiagnosisResult,
+                                       EvaluationResult, OutcomeResult, SafetyResult, Violation)
+from dbabench.model.trace import TraceEvent, Usage
 from dbabench.model.kube import CampaignSpec, RunSummary
 from dbabench.runner import campaign_files as files
 from dbabench.runner.campaign import CampaignError, cells, check_resumable
-from dbabench.runner.leaderboard import CSV_FILE, LEADERBOARD_FILE, write_tables
+from dbabench.runner.html_report import REPORT_DIR, write_tables
+from dbabench.runner.leaderboard import CSV_FILE, LEADERBOARD_FILE
 from dbabench.runner.plots import FIGURES, PLOTS_DIR, pareto
 
 SPEC = CampaignSpec.model_validate({
@@ -238,3 +244,96 @@ def test_bad_campaigns_are_named_and_start_nothing(
     assert main(["campaign", "run", str(tmp_path / "g.yaml"), "-j", "0"]) == EXIT_USAGE
     assert not (tmp_path / ".dbabench").exists()
     assert json.loads((tmp_path / "old" / files.CAMPAIGN_FILE).read_text())["name"] == "cmp"
+
+
+HOSTILE = "<script>alert(1)</script><img src=x onerror=alert(2)>"
+
+
+def hostile_run(out: Path) -> CellResult:
+    """A scored cell whose agent wrote markup everywhere it could: report, thoughts, SQL,
+    and what its tools returned."""
+    run_dir = out / "cells" / "react" / "locks-a" / "0" / "run"
+    run_dir.mkdir(parents=True)
+    evaluation = EvaluationResult(
+        scorer=scorer.current(), scenario="locks-a", agent=REACT, status="scored",
+        report_valid=True,
+        outcome=OutcomeResult(f=0.5, passed=False, checks=[
+            CheckResult(name="no-lock-waits", weight=2, passed=False, detail="12 waits"),
+            CheckResult(name="checkouts-flow", weight=1, passed=True)]),
+        diagnosis=DiagnosisResult(f1=1.0, passed=True, matches=[
+            ConditionMatch(condition="stale-stats", matched_by="stale_statistics",
+                           critical=True)]),
+        safety=SafetyResult(penalty=0.5, violations=[
+            Violation(rule="terminate-application-session", weight=0.5, trace_seq=2,
+                      detail=HOSTILE)]))
+    (run_dir / "evaluation.json").write_text(evaluation.model_dump_json())
+    (run_dir / "report.json").write_text(json.dumps({"narrative": HOSTILE}))
+    events = [
+        TraceEvent(seq=0, ts=AT, kind="thought", text=HOSTILE),
+        TraceEvent(seq=1, ts=AT, kind="model", model="gpt-4o-mini",
+                   usage=Usage(input_tokens=1000, output_tokens=50), text=HOSTILE),
+        TraceEvent(seq=2, ts=AT, kind="tool", tool="execute_sql", args={"sql": HOSTILE},
+                   observation={"rows": [[HOSTILE * 200]]}),
+        TraceEvent(seq=3, ts=AT, kind="report", text="filed")]
+    (run_dir / "trace.jsonl").write_text("".join(e.model_dump_json() + "\n" for e in events))
+    return cell(REACT, "locks-a", 0, penalty=0.5, failed_checks=["no-lock-waits"],
+                violations=["terminate-application-session"],
+                run_dir=str(run_dir.relative_to(out)))
+
+
+def test_the_html_report_escapes_what_agents_wrote(tmp_path: Path) -> None:
+    write(tmp_path, campaign(), [hostile_run(tmp_path), *KNOWN[:4]])
+    write_tables(tmp_path)
+    index = (tmp_path / REPORT_DIR / "index.html").read_text()
+    assert "<h2>Safe Pass per scenario</h2>" in index and "<script" not in index
+    assert 'src="../plots/fig4-pass-vs-cost.svg"' in index
+    assert 'href="runs/react-openai-gpt-4o-mini/locks-a/0.html"' in index
+    page = (tmp_path / REPORT_DIR / "runs" / "react-openai-gpt-4o-mini" / "locks-a" /
+            "0.html").read_text()
+    # the agent's markup is text on the page: no element of its own, no handler
+    assert "<script" not in page and "<img" not in page
+    assert page.count("&lt;script&gt;alert(1)&lt;/script&gt;") >= 5
+    assert "default-src 'none'" in page  # and no script could run if one slipped through
+    # the verdicts with their checks, matches and violations; the timeline, bounded
+    for seen in ("no-lock-waits", "12 waits", "stale_statistics",
+                 "terminate-application-session", "1000 in, 50 out", "kind-thought",
+                 "kind-model", "kind-report", "execute_sql"):
+        assert seen in page, seen
+    assert len(page) < 40_000 + len(HOSTILE) * 40
+
+
+def chromium(url: str, *args: str) -> str:
+    done = subprocess.run(
+        ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+         "--no-first-run", f"--user-data-dir={Path(url[7:]).parent / '.chromium'}", *args,
+         url], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def coloured(png: Path, rgb: tuple[float, float, float]) -> int:
+    """Pixels of ``png`` within a small distance of ``rgb`` (0..1 each)."""
+    image = matplotlib.image.imread(png)[..., :3]
+    return int((abs(image - rgb).sum(axis=-1) < 0.08).sum())
+
+
+@pytest.mark.browser
+def test_the_report_renders_in_a_browser(tmp_path: Path) -> None:
+    write(tmp_path, campaign(), [hostile_run(tmp_path), *KNOWN[:4], *KNOWN[8:]])
+    write_tables(tmp_path)
+    index = tmp_path / REPORT_DIR / "index.html"
+    page = index.parent / "runs" / "react-openai-gpt-4o-mini" / "locks-a" / "0.html"
+    for target in (index, page):
+        dom = chromium(f"file://{target}", "--dump-dom")
+        # parsed as the browser sees it: the tables are there, the agent's markup is text
+        assert "<script" not in dom and '<img src="x"' not in dom
+        assert target == index or "&lt;script&gt;alert(1)&lt;/script&gt;" in dom
+        shot = tmp_path / f"{target.stem}.png"
+        chromium(f"file://{target}", f"--screenshot={shot}", "--window-size=1200,3000")
+        assert shot.stat().st_size > 20_000
+    assert "What became of each scored run" in chromium(f"file://{index}", "--dump-dom")
+    assert "Outcome checks" in chromium(f"file://{page}", "--dump-dom")
+    # the figures were loaded and drawn: matplotlib's first colour fills the bars of fig. 3,
+    # and nothing else on the page has it
+    assert coloured(tmp_path / "index.png", (0.12, 0.47, 0.71)) > 2000
+    assert coloured(tmp_path / "0.png", (0.12, 0.47, 0.71)) == 0

@@ -18,7 +18,8 @@ from dbabench.model.kube import MODEL_KINDS, Campaign, CampaignSpec
 from dbabench.runner import campaign_files as files
 from dbabench.runner.campaign import (CampaignError, cells, check_agents, check_resumable,
                                       record, run_campaign)
-from dbabench.runner.leaderboard import LEADERBOARD_FILE, write_tables
+from dbabench.runner.html_report import write_tables
+from dbabench.runner.leaderboard import LEADERBOARD_FILE
 from dbabench.scenario import difficulty
 from dbabench.scenario.loader import discover, format_validation_error, scenarios_root
 from dbabench.yamltext import load_yaml

@@ -38,7 +38,7 @@ from dbabench.model.report import Report
 from dbabench.model.scenario import Scenario
 from dbabench.model.trace import TraceEvent
 from dbabench.pricing import load_prices
-from dbabench.runner.leaderboard import write_tables
+from dbabench.runner.html_report import write_tables
 from dbabench.runner.run import run_scenario
 from dbabench.runner.throttle import Throttle
 from dbabench.scenario import difficulty

@@ -12,12 +12,10 @@ import csv
 import io
 import statistics
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable
-from pathlib import Path
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from dbabench.model.campaign import BECAME, CampaignRecord, CellResult
-from dbabench.runner import campaign_files as files
-from dbabench.runner.plots import write_plots
 
 LEADERBOARD_FILE = "leaderboard.md"
 CSV_FILE = "results.csv"
@@ -41,11 +39,22 @@ def _dp(c: CellResult) -> bool:
     return c.summary is not None and c.summary.diagnosis_pass
 
 
-def _table(header: Iterable[str], rows: Iterable[Iterable[object]]) -> str:
-    header = list(header)
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(v).replace("|", "\\|") for v in row) + " |" for row in rows]
-    return "\n".join(lines) + "\n"
+@dataclass
+class Section:
+    """One table of the leaderboard, whatever it is rendered as (markdown, HTML)."""
+
+    title: str
+    header: list[str]
+    rows: list[list[object]]
+    note: str = ""
+    empty: str = "None."
+
+
+@dataclass
+class Board:
+    title: str
+    summary: list[str]
+    sections: list[Section]
 
 
 def _spread(cells: list[CellResult]) -> str:
@@ -61,31 +70,32 @@ def _spread(cells: list[CellResult]) -> str:
 
 
 def _by(cells: list[CellResult], agents: list[str], key: Callable[[CellResult], object],
-        title: str) -> str:
+        title: str) -> Section:
     groups = sorted({key(c) for c in cells}, key=str)
-    rows = [[g, *(_rate([c for c in cells if c.agent == a and key(c) == g], _sp)
-                  for a in agents)] for g in groups]
-    return f"## Safe Pass by {title}\n\n" + _table([title, *agents], rows)
+    rows: list[list[object]] = [
+        [g, *(_rate([c for c in cells if c.agent == a and key(c) == g], _sp) for a in agents)]
+        for g in groups]
+    return Section(f"Safe Pass by {title}", [title, *agents], rows)
 
 
-def leaderboard(campaign: CampaignRecord, cells: list[CellResult],
-                not_started: list[dict[str, object]]) -> str:
+def board(campaign: CampaignRecord, cells: list[CellResult],
+          not_started: list[dict[str, object]]) -> Board:
     agents = [a.label for a in campaign.spec.agents]
     by_agent = {a: [c for c in cells if c.agent == a] for a in agents}
     scored = [c for c in cells if c.summary is not None]
     unfair = [c for c in cells if c.summary is None]
     planned = len(campaign.spec.scenarios) * len(agents) * campaign.spec.repeats
-    parts = [f"# Campaign {campaign.name}\n",
-             f"{planned} cells planned ({len(campaign.spec.agents)} agents x"
-             f" {len(campaign.spec.scenarios)} scenarios x {campaign.spec.repeats} repeats):"
-             f" {len(scored)} scored, {len(unfair)} without a fair run,"
-             f" {len(not_started)} not started, {planned - len(cells) - len(not_started)}"
-             " pending. Scorer " + campaign.scorer.digest[:12]
-             + f" (dbabench {campaign.scorer.dbabench}), prices as of {campaign.price_table}.\n"]
+    summary = [f"{planned} cells planned ({len(campaign.spec.agents)} agents x"
+               f" {len(campaign.spec.scenarios)} scenarios x {campaign.spec.repeats} repeats):"
+               f" {len(scored)} scored, {len(unfair)} without a fair run,"
+               f" {len(not_started)} not started, {planned - len(cells) - len(not_started)}"
+               " pending. Scorer " + campaign.scorer.digest[:12]
+               + f" (dbabench {campaign.scorer.dbabench}), prices as of"
+               f" {campaign.price_table}."]
     if not_started and campaign.max_cost_usd is not None:
-        parts.append(f"The campaign's cost cap of ${campaign.max_cost_usd:g} was reached:"
-                     f" {len(not_started)} cells were not started.\n")
-    rows = []
+        summary.append(f"The campaign's cost cap of ${campaign.max_cost_usd:g} was reached:"
+                       f" {len(not_started)} cells were not started.")
+    rows: list[list[object]] = []
     for a in agents:
         mine = by_agent[a]
         costs = [c.summary.cost_usd for c in mine if c.summary is not None]
@@ -93,49 +103,60 @@ def leaderboard(campaign: CampaignRecord, cells: list[CellResult],
                      _spread(mine),
                      f"${statistics.fmean(costs):.4f}" if costs else "–",
                      f"${sum(costs):.4f}"])
-    parts.append("## Agents\n\nRates over scored cells.\n\n" + _table(
-        ["agent", "scored", "Safe Pass", "Outcome Pass", "Diagnosis Pass",
-         "Safe Pass spread", "mean cost", "total cost"], rows))
-    matrix = [[s, *(_rate([c for c in by_agent[a] if c.scenario == s], _sp) for a in agents)]
-              for s in campaign.spec.scenarios]
-    parts.append("## Safe Pass per scenario\n\n" + _table(["scenario", *agents], matrix))
-    parts.append(_by(cells, agents, lambda c: c.category, "category"))
-    parts.append(_by(cells, agents, lambda c: c.difficulty, "difficulty"))
-    parts.append(_by(cells, agents, lambda c: c.depth, "depth"))
-    composition = [[a, *(sum(1 for c in by_agent[a] if c.summary is not None
-                             and c.became == label) for label in BECAME)]
-                   for a in agents]
-    parts.append("## What became of each scored run\n\n" + _table(["agent", *BECAME],
-                                                                   composition))
-    said = [[c.agent, c.scenario, c.repeat, ", ".join(c.failed_checks)] for c in scored
-            if c.claimed_fixed and not c.summary.outcome_pass]  # type: ignore[union-attr]
-    parts.append("## Said done, was not\n\nThe report said the fix was verified; the outcome"
-                 " checks failed.\n\n" + (_table(["agent", "scenario", "repeat",
-                                                  "failed checks"], said) if said else
-                                          "None.\n"))
-    points = []
+    sections = [Section("Agents", ["agent", "scored", "Safe Pass", "Outcome Pass",
+                                   "Diagnosis Pass", "Safe Pass spread", "mean cost",
+                                   "total cost"], rows, "Rates over scored cells.")]
+    sections.append(Section("Safe Pass per scenario", ["scenario", *agents], [
+        [s, *(_rate([c for c in by_agent[a] if c.scenario == s], _sp) for a in agents)]
+        for s in campaign.spec.scenarios]))
+    sections += [_by(cells, agents, lambda c: c.category, "category"),
+                 _by(cells, agents, lambda c: c.difficulty, "difficulty"),
+                 _by(cells, agents, lambda c: c.depth, "depth")]
+    sections.append(Section("What became of each scored run", ["agent", *BECAME], [
+        [a, *(sum(1 for c in by_agent[a] if c.summary is not None and c.became == label)
+              for label in BECAME)] for a in agents]))
+    sections.append(Section(
+        "Said done, was not", ["agent", "scenario", "repeat", "failed checks"],
+        [[c.agent, c.scenario, c.repeat, ", ".join(c.failed_checks)] for c in scored
+         if c.claimed_fixed and not c.summary.outcome_pass],  # type: ignore[union-attr]
+        "The report said the fix was verified; the outcome checks failed."))
+    points: list[list[object]] = []
     for a in agents:
         lost = Counter(f"check {n}" for c in by_agent[a] for n in c.failed_checks)
         lost.update(f"rule {r}" for c in by_agent[a] for r in c.violations)
         points += [[a, what, n] for what, n in sorted(lost.items(), key=lambda x: (-x[1], x[0]))]
-    parts.append("## Where the points went\n\nHow often each outcome check failed and each"
-                 " safety rule was broken, per agent.\n\n"
-                 + (_table(["agent", "failed", "cells"], points) if points else "Nowhere.\n"))
+    sections.append(Section("Where the points went", ["agent", "failed", "cells"], points,
+                            "How often each outcome check failed and each safety rule was"
+                            " broken, per agent.", "Nowhere."))
     rows = [[c.agent, c.scenario, c.repeat, c.status, c.reason or ""] for c in unfair]
     rows += [[e["agent"], e["scenario"], e["repeat"], "not started", e.get("reason", "")]
              for e in not_started]
-    parts.append("## Cells that did not get a fair run\n\nKept out of every rate.\n\n"
-                 + (_table(["agent", "scenario", "repeat", "status", "reason"], rows) if rows
-                    else "None.\n"))
+    sections.append(Section("Cells that did not get a fair run",
+                            ["agent", "scenario", "repeat", "status", "reason"], rows,
+                            "Kept out of every rate."))
     cut = Counter(c.agent for c in cells if c.output_limited)
     if cut:
-        parts.append("## Replies cut at the output limit\n\n"
-                     + _table(["agent", "cells"], sorted(cut.items())))
+        sections.append(Section("Replies cut at the output limit", ["agent", "cells"],
+                                [[a, n] for a, n in sorted(cut.items())]))
     if campaign.symptoms:
-        parts.append("## What each scenario told its agent\n\n" + _table(
-            ["scenario", "symptom"], [[s, " ".join(campaign.symptoms[s].split())]
-                                      for s in campaign.spec.scenarios
-                                      if s in campaign.symptoms]))
+        sections.append(Section("What each scenario told its agent", ["scenario", "symptom"],
+                                [[s, " ".join(campaign.symptoms[s].split())]
+                                 for s in campaign.spec.scenarios if s in campaign.symptoms]))
+    return Board(f"Campaign {campaign.name}", summary, sections)
+
+
+def _md_table(header: list[str], rows: list[list[object]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(v).replace("|", "\\|") for v in row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def markdown(b: Board) -> str:
+    parts = [f"# {b.title}\n", *(f"{p}\n" for p in b.summary)]
+    for section in b.sections:
+        note = f"{section.note}\n\n" if section.note else ""
+        body = _md_table(section.header, section.rows) if section.rows else f"{section.empty}\n"
+        parts.append(f"## {section.title}\n\n{note}{body}")
     return "\n".join(parts)
 
 
@@ -160,14 +181,3 @@ def results_csv(cells: list[CellResult]) -> str:
             c.tool_calls, c.wall_seconds, "" if s is None else c.became,
             ";".join(c.failed_checks), ";".join(c.violations), c.run_dir or ""])
     return buffer.getvalue()
-
-
-def write_tables(out: Path) -> None:
-    """(Re)write leaderboard.md, results.csv and the plots from the campaign directory's
-    records."""
-
-    cells = sorted(files.results(out), key=lambda c: (c.repeat, c.scenario, c.agent))
-    record = files.campaign(out)
-    (out / LEADERBOARD_FILE).write_text(leaderboard(record, cells, files.not_started(out)))
-    (out / CSV_FILE).write_text(results_csv(cells))
-    write_plots(out, record, cells)

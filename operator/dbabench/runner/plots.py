@@ -96,7 +96,8 @@ def write_plots(out: Path, campaign: CampaignRecord, cells: list[CellResult]) ->
                                                                  and c.summary.outcome_pass)),
             ("Diagnosis Pass", lambda c: bool(c.summary and c.summary.diagnosis_pass)))):
         bars(ax, categories, rate_of(lambda c: c.category, passed), name)
-    axes[0].legend(fontsize=7)
+    fig.legend(*axes[0].get_legend_handles_labels(), fontsize=7, loc="lower center",
+               ncol=len(agents), bbox_to_anchor=(0.5, 1.0))
     save(fig, FIGURES[0])
 
     # Figure 4
@@ -126,7 +127,8 @@ def write_plots(out: Path, campaign: CampaignRecord, cells: list[CellResult]) ->
             ("by complexity", complexity_band))):
         groups = sorted({key(c) for c in scored}) or ["-"]
         bars(ax, groups, rate_of(key, sp), f"Safe Pass {title}")
-    axes[0].legend(fontsize=7)
+    fig.legend(*axes[0].get_legend_handles_labels(), fontsize=7, loc="lower center",
+               ncol=len(agents), bbox_to_anchor=(0.5, 1.0))
     save(fig, FIGURES[2])
 
     # Figure 6
