@@ -41,7 +41,7 @@ def test_a_campaign_killed_mid_way_resumes_to_the_same_table(tmp_path: Path) -> 
     assert first.poll() is None, first.communicate()[0][-3000:]
     # the reference's cell is recorded; the null agent's is under way: kill it all at once
     os.killpg(first.pid, signal.SIGKILL)
-    first.wait()
+    first.communicate()  # and close its pipe
     assert [(r.agent, r.status) for r in files.results(out)] == [("reference", "scored")]
 
     second = campaign("--resume", str(out), cwd=tmp_path)
