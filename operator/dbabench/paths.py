@@ -22,3 +22,8 @@ def runs_dir() -> Path:
     root = Path(os.environ.get("DBABENCH_RUNS") or Path.cwd() / ".dbabench" / "runs")
     root.mkdir(parents=True, exist_ok=True)
     return root
+
+
+def campaigns_dir() -> Path:
+    """``$DBABENCH_CAMPAIGNS`` or ``./.dbabench/campaigns``: one directory per campaign."""
+    return Path(os.environ.get("DBABENCH_CAMPAIGNS") or Path.cwd() / ".dbabench" / "campaigns")

@@ -43,6 +43,16 @@ def test_a_campaign_killed_mid_way_resumes_to_the_same_table(tmp_path: Path) -> 
     os.killpg(first.pid, signal.SIGKILL)
     first.communicate()  # and close its pipe
     assert [(r.agent, r.status) for r in files.results(out)] == [("reference", "scored")]
+    # the killed cell's clone is left in the snapshot store: reap says so, then removes it
+    def reap(*args: str) -> str:
+        done = subprocess.run([sys.executable, "-m", "dbabench.cli.main", "reap", *args,
+                               str(out)], capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        return " ".join(done.stdout.split())
+
+    assert "would stop abandoned clone INC-" in reap("--dry-run")
+    assert "removed abandoned clone INC-" in reap()
+    assert reap("--dry-run") == "nothing left behind by dead runs"
 
     second = campaign("--resume", str(out), cwd=tmp_path)
     output = second.communicate(timeout=900)[0]

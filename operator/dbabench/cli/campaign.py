@@ -15,6 +15,7 @@ from rich.table import Table
 from dbabench.cli.interrupt import run_interruptible
 from dbabench.errors import EXIT_INFRA, EXIT_OK
 from dbabench.model.kube import MODEL_KINDS, Campaign, CampaignSpec
+from dbabench.paths import campaigns_dir
 from dbabench.runner import campaign_files as files
 from dbabench.runner.campaign import (CampaignError, cells, check_agents, check_resumable,
                                       record, run_campaign)
@@ -100,7 +101,7 @@ def _run(args: argparse.Namespace) -> int:
         directory = args.resume
     else:
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-        directory = args.out or Path.cwd() / ".dbabench" / "campaigns" / f"{name}-{stamp}"
+        directory = args.out or campaigns_dir() / f"{name}-{stamp}"
         if (directory / files.CAMPAIGN_FILE).exists():
             raise CampaignError(f"{directory} holds a campaign already: --resume {directory}"
                                 " to finish it, or choose another --out")
@@ -138,7 +139,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
                    help="cells at once (beyond the first, one starts only while the CPU has"
                         " room)")
     r.add_argument("--out", type=Path, default=None,
-                   help="the campaign directory (default: ./.dbabench/campaigns/NAME-TIME)")
+                   help="the campaign directory (default: $DBABENCH_CAMPAIGNS or"
+                        " ./.dbabench/campaigns, then NAME-TIME)")
     r.add_argument("--max-cost", type=float, default=None, metavar="USD",
                    help="campaign-wide: once the cells' cost reaches it, no new cell starts")
     r.add_argument("--dry-run", action="store_true",

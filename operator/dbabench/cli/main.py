@@ -34,7 +34,7 @@ from dbabench.model.evaluation import EvaluationResult
 from dbabench.model.kube import AgentKind, AgentSpec
 from dbabench.errors import (EXIT_FAILED, EXIT_INFRA, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE,
                              disposition)
-from dbabench.paths import runs_dir
+from dbabench.paths import campaigns_dir, runs_dir
 from dbabench.runner.run import run_scenario
 from dbabench.tools.meter import Gateway
 from dbabench.scenario import difficulty
@@ -171,6 +171,18 @@ def _rescore(args: argparse.Namespace) -> int:
         if args.json:
             print(result.model_dump_json())
     return EXIT_USAGE if failed else EXIT_OK
+
+
+def _reap(args: argparse.Namespace) -> int:
+    from dbabench.runner.reap import leftovers, reap
+
+    roots = [r for r in args.roots or [runs_dir(), campaigns_dir()] if r.is_dir()]
+    notes = leftovers(roots) if args.dry_run else reap(roots)
+    for note in notes:
+        out.print(("would stop " if args.dry_run else "") + note, highlight=False)
+    if not notes:
+        out.print("nothing left behind by dead runs")
+    return EXIT_OK
 
 
 def _gateway(args: argparse.Namespace) -> Gateway | None:
@@ -346,6 +358,14 @@ def parser() -> argparse.ArgumentParser:
     serve.set_defaults(func=_tools_serve)
 
     campaign.add_parsers(sub)
+
+    reap = sub.add_parser("reap", help="stop what dead runs and campaigns left (processes,"
+                                       " clones in the snapshot store)")
+    reap.add_argument("roots", nargs="*", type=Path, metavar="DIR",
+                      help="runs or campaign directories (default: $DBABENCH_RUNS and"
+                           " $DBABENCH_CAMPAIGNS, else ./.dbabench/runs and ./.dbabench/campaigns)")
+    reap.add_argument("--dry-run", action="store_true", help="say what would be stopped")
+    reap.set_defaults(func=_reap)
 
     crds = sub.add_parser("crds", help="print (or write) the CustomResourceDefinitions")
     crds.add_argument("--out", type=Path, default=None, help="directory to write them to")

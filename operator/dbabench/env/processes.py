@@ -241,23 +241,30 @@ class ProcessTable:
         tmp.replace(self.run_dir / PIDS_FILE)
 
 
-def reap_orphans(runs_root: Path) -> list[str]:
-    """Stop processes left by runs whose owning dbabench process is gone; return what was done.
-
-    A pid is only signalled when its executable still matches the record, so a pid that the
-    kernel has since reused for something else is left alone.
-    """
-    done: list[str] = []
-    for pid_file in runs_root.glob(f"*/{PIDS_FILE}"):
+def orphans(runs_root: Path, *, nested: bool = False) -> list[tuple[Path, list[ProcessRecord]]]:
+    """The pid files of runs under ``runs_root`` whose owning dbabench process is gone, each
+    with its processes that still run (a pid the kernel has since given to another program,
+    whose executable no longer matches the record, is not one of them). ``nested``: at any
+    depth (a campaign's cells), not only in ``runs_root``'s own run directories."""
+    found = []
+    for pid_file in sorted(runs_root.glob(f"{'**' if nested else '*'}/{PIDS_FILE}")):
         try:
             data = PidFile.model_validate(json.loads(pid_file.read_text()))
         except (OSError, ValueError):
             continue
         if data.owner != os.getpid() and alive(data.owner):
             continue
-        for record in reversed(data.processes):
-            if alive(record.pid) and _cmdline0(record.pid) == record.argv0:
-                stop_pid(record.pid, sig=record.stop_signal)
-                done.append(f"stopped leftover {record.name} pid {record.pid} of {pid_file.parent.name}")
+        found.append((pid_file, [r for r in reversed(data.processes)
+                                 if alive(r.pid) and _cmdline0(r.pid) == r.argv0]))
+    return found
+
+
+def reap_orphans(runs_root: Path, *, nested: bool = False) -> list[str]:
+    """Stop the processes ``orphans`` finds and forget their pid files; return what was done."""
+    done: list[str] = []
+    for pid_file, records in orphans(runs_root, nested=nested):
+        for record in records:
+            stop_pid(record.pid, sig=record.stop_signal)
+            done.append(f"stopped leftover {record.name} pid {record.pid} of {pid_file.parent.name}")
         pid_file.unlink(missing_ok=True)
     return done

@@ -193,14 +193,20 @@ class SnapshotStore:
         (target / OWNER_FILE).write_text(str(os.getpid()))
         return target
 
+    def abandoned_clones(self) -> list[Path]:
+        """Clones whose owning process died (SIGKILL, power loss); none where the store is
+        not mounted (the next run to mount it reaps them)."""
+        clones = self.root / "clones"
+        if not clones.is_dir():
+            return []
+        return sorted(c for c in clones.iterdir() if (c / OWNER_FILE).exists()
+                      and not alive(int((c / OWNER_FILE).read_text() or 0)))
+
     def reap_abandoned_clones(self) -> list[str]:
-        """Stop the servers of clones whose owning process died (SIGKILL, power loss) and
-        delete the clones; their servers would otherwise run on and keep the store busy."""
+        """Stop the servers of abandoned clones and delete the clones; their servers would
+        otherwise run on and keep the store busy."""
         done = []
-        for clone in (self.root / "clones").iterdir():
-            owner = clone / OWNER_FILE
-            if not owner.exists() or alive(int(owner.read_text() or 0)):
-                continue
+        for clone in self.abandoned_clones():
             postmaster = _postmaster_pid(clone / "pgdata")
             if postmaster is not None:
                 stop_pid(postmaster, sig=signal.SIGQUIT)
