@@ -110,8 +110,9 @@ def overhead(cells_wanted: int, work: Path) -> dict[str, float]:
     try:
         n = len(engine.cells(spec))
         baseline = asyncio.run(bare())
-        record = engine.record("bench", spec, scenarios, jobs=1, max_cost_usd=None,
-                               command=["benchmark"])
+        record = engine.record("bench", spec, {n: sc for n, (_, sc) in scenarios.items()},
+                               {n: "0" for n in scenarios}, jobs=1, max_cost_usd=None,
+                               command=["benchmark"], cwd=str(work))
         out = work / "campaign"
         started = time.perf_counter()
         asyncio.run(engine.run_campaign(record, out, scenarios,
@@ -147,8 +148,9 @@ def tables(cells_wanted: int, work: Path) -> dict[str, float]:
         run_dir = out / "cells" / str(i)
         result = fill_run(run_dir, cell.scenario, cell.label, i)
         # categories and depths as the library has them
-        lines.append(engine.cell_result(cell, library[i % len(library)], {}, out, 30.0, result,
-                                        run_dir).model_dump(mode="json"))
+        lines.append(engine.cell_result(cell, library[i % len(library)], {}, result,
+                                        wall=30.0, run_dir=str(run_dir.relative_to(out))
+                                        ).model_dump(mode="json"))
     (out / files.RESULTS_FILE).write_text("".join(json.dumps(r) + "\n" for r in lines))
 
     started = time.perf_counter()

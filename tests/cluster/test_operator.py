@@ -239,6 +239,14 @@ def test_campaign_of_model_and_scripted_agents_survives_an_operator_kill(
         ["stale-stats-lock-chain", SECOND_SCENARIO] * 4)
     table = control_plane.kubectl("get", "campaigns", "-n", namespace).stdout
     assert "Succeeded" in table
+    # the leaderboard a local campaign writes, from the runs and their Evaluations
+    assert all(e["metadata"]["labels"]["dbabench.io/campaign"] == "cmp" for e in evaluations)
+    board = status["leaderboard"]
+    assert "8 cells planned (2 agents x 2 scenarios x 2 repeats): 8 scored" in board
+    assert "| reference | 4 | 4/4 (100%) | 4/4 (100%) | 4/4 (100%) | 0.00 over 2 repeats |" \
+        in board
+    assert "| react:openai:gpt-4o-mini | 4 | 0/4 (0%) |" in board
+    assert f"| {SECOND_SCENARIO} | 2/2 (100%) | 0/2 (0%) |" in board
 
 
 def test_run_of_a_scenario_that_never_gets_a_snapshot_is_an_infra_error(

@@ -110,3 +110,43 @@ def test_an_external_agent_takes_a_gateway_only_to_be_metered() -> None:
         AgentSpec.model_validate({**metered, "effort": "low"})
     with pytest.raises(ValidationError, match="meter: for external agents only"):
         AgentSpec.model_validate({"kind": "react", "model": "openai:gpt-4o", "meter": "openai"})
+
+
+def test_the_operator_tables_a_campaign_as_the_command_line_does() -> None:
+    from datetime import datetime, timezone
+
+    from dbabench.model.evaluation import (DiagnosisResult, EvaluationResult, OutcomeResult,
+                                           SafetyResult)
+    from dbabench.scenario.loader import discover, scenarios_root
+
+    spec = CampaignSpec.model_validate({"scenarios": ["stale-stats-lock-chain"], "repeats": 2,
+                                        "agents": [{"kind": "reference"}, {"kind": "null"}]})
+    planned = campaigns.plan("cmp", spec)
+    scenario = discover(scenarios_root())["stale-stats-lock-chain"][1]
+
+    def evaluation(ok: bool) -> EvaluationResult:
+        return EvaluationResult(status="scored", scenario=scenario.name, agent="a",
+                                report_valid=True, outcome=OutcomeResult(f=1.0, passed=ok),
+                                diagnosis=DiagnosisResult(f1=1.0, passed=ok),
+                                safety=SafetyResult(penalty=0))
+
+    existing = {p.name: {"status": {"phase": "Succeeded", "finishedAt": "2026-12-01T10:00:00Z"}}
+                for p in planned}
+    # the second null run was never manifested; the last reference run is still running
+    existing[planned[3].name]["status"] = {"phase": "InfraError",
+                                           "phaseReason": "fault did not manifest: x"}
+    existing[planned[2].name]["status"] = {"phase": "Running"}
+    evaluations = {p.name: evaluation(p.agent.kind.value == "reference") for p in planned[:2]}
+    found = campaigns.finished_cells(planned, existing, evaluations,
+                                     {scenario.name: scenario}, {})
+    assert [(c.agent, c.repeat, c.status) for c in found] == [
+        ("reference", 0, "scored"), ("null", 0, "scored"), ("null", 1, "infra_error")]
+    assert found[0].finished_at == datetime(2026, 12, 1, 10, tzinfo=timezone.utc)
+    board = campaigns.leaderboard("cmp", spec, "2026-12-01T09:00:00Z",
+                                  {scenario.name: {"spec": {"x": 1}}}, {scenario.name: scenario},
+                                  found)
+    assert "4 cells planned (2 agents x 1 scenarios x 2 repeats): 2 scored, 1 without a fair" \
+           " run, 0 not started, 1 pending" in board
+    assert "| reference | 1 | 1/1 (100%) |" in board and "| null | 1 | 0/1 (0%) |" in board
+    assert "| null | stale-stats-lock-chain | 1 | infra_error | fault did not manifest: x |" \
+        in board

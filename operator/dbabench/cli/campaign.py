@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
@@ -18,7 +19,7 @@ from dbabench.model.kube import MODEL_KINDS, Campaign, CampaignSpec
 from dbabench.paths import campaigns_dir
 from dbabench.runner import campaign_files as files
 from dbabench.runner.campaign import (CampaignError, cells, check_agents, check_resumable,
-                                      record, run_campaign)
+                                      digest, record, run_campaign)
 from dbabench.runner.html_report import write_tables
 from dbabench.runner.leaderboard import LEADERBOARD_FILE
 from dbabench.scenario import difficulty
@@ -94,7 +95,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.dry_run:
         out.print(_plan(name, spec, args.max_cost))
         return EXIT_OK
-    now = record(name, spec, scenarios,
+    now = record(name, spec, {s: sc for s, (_, sc) in scenarios.items()},
+                 {s: digest(p.read_bytes()) for s, (p, _) in scenarios.items()}, cwd=os.getcwd(),
                  jobs=args.jobs, max_cost_usd=args.max_cost, command=sys.argv)
     if stored is not None:
         check_resumable(stored, now)

@@ -237,6 +237,9 @@ class CampaignStatus(Model):
     runs: int = 0
     finished: int = 0
     agents: list[AgentTally] = Field(default_factory=list)
+    leaderboard: str | None = Field(
+        default=None, description="leaderboard.md of the finished runs, as `dbabench campaign`"
+                                  " writes it for the same matrix")
     conditions: list[Condition] = Field(default_factory=list)
 
 

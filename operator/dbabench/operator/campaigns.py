@@ -8,11 +8,18 @@ always recomputed from the runs' own status: nothing lives only in the operator'
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
+from dbabench.model.campaign import CellResult
 from dbabench.model.crd import GROUP
-from dbabench.runner.campaign import cells
+from dbabench.model.evaluation import EvaluationResult
+from dbabench.model.scenario import Scenario
+from dbabench.runner.campaign import Cell, cell_result, cells, digest, record
+from dbabench.runner.leaderboard import board, markdown
+from dbabench.scenario import difficulty
 from dbabench.model.evaluation import combined_basis
 from dbabench.model.kube import (AgentRun, AgentRunSpec, AgentSpec, AgentTally, CampaignSpec,
                                  CampaignStatus, ObjectMeta, OwnerReference, Phase, wire)
@@ -88,3 +95,41 @@ def tally(planned: list[PlannedRun], existing: dict[str, dict[str, Any]]) -> Cam
     phase = "Succeeded" if finished == len(planned) else ("Running" if existing else "Pending")
     return CampaignStatus(phase=phase, phase_reason=f"{finished}/{len(planned)} runs finished",
                           runs=len(planned), finished=finished, agents=list(agents.values()))
+
+
+def finished_cells(planned: list[PlannedRun], existing: dict[str, dict[str, Any]],
+                   evaluations: dict[str, EvaluationResult], scenarios: dict[str, Scenario],
+                   stored: dict[str, difficulty.Difficulty]) -> list[CellResult]:
+    """The campaign's finished runs as the results lines a local campaign writes: a run
+    without an Evaluation (refused, or the harness failed) is a cell without a fair run.
+    The report and the trace stay in the run's pods: whether it claimed a verified fix, or
+    a model's reply was cut, is not known here."""
+    found = []
+    for run in planned:
+        status = (existing.get(run.name) or {}).get("status") or {}
+        if status.get("phase") not in TERMINAL or run.scenario not in scenarios:
+            continue
+        found.append(cell_result(
+            Cell(run.scenario, run.agent, run.repeat), scenarios[run.scenario], stored,
+            evaluations.get(run.name), reason=status.get("phaseReason") or status["phase"],
+            unscored="infra_error" if status["phase"] == Phase.infra_error.value
+            else "harness_error",
+            finished_at=_when(status.get("finishedAt"))))
+    return found
+
+
+def leaderboard(campaign: str, spec: CampaignSpec, created_at: str | None,
+                scenario_bodies: dict[str, dict[str, Any]], scenarios: dict[str, Scenario],
+                found: list[CellResult]) -> str:
+    """leaderboard.md of the campaign's finished runs, as ``dbabench campaign`` writes it."""
+    digests = {s: digest(json.dumps(body.get("spec"), sort_keys=True).encode())
+               for s, body in scenario_bodies.items()}
+    made = record(campaign, spec, scenarios, {s: digests.get(s, "") for s in spec.scenarios},
+                  jobs=spec.max_parallel, max_cost_usd=None, command=["dbabench", "operator"],
+                  cwd="", created_at=_when(created_at))
+    return markdown(board(made, found, []))
+
+
+def _when(stamp: str | None) -> datetime | None:
+    """A timestamp as the API server writes it (RFC 3339)."""
+    return None if stamp is None else datetime.fromisoformat(stamp)

@@ -41,7 +41,8 @@ from dbabench.operator import campaigns
 from dbabench.operator.metrics import OperatorMetrics
 from dbabench.operator.pods import PodsExecutor
 from dbabench.runner.run import prepare_golden, run_scenario
-from dbabench.scenario.loader import format_validation_error
+from dbabench.scenario import difficulty
+from dbabench.scenario.loader import format_validation_error, scenarios_root
 
 SCENARIOS = (GROUP, VERSION, "scenarios")
 AGENTRUNS = (GROUP, VERSION, "agentruns")
@@ -189,10 +190,13 @@ class Run:
         self.metrics.transitions.labels(phase.value).inc()
 
     async def record(self, evaluation: EvaluationResult) -> None:
+        labels = {f"{GROUP}/agentrun": self.name}
+        campaign = (self.body["metadata"].get("labels") or {}).get(campaigns.CAMPAIGN_LABEL)
+        if campaign:  # the campaign lists its runs' Evaluations by it
+            labels[campaigns.CAMPAIGN_LABEL] = campaign
         resource = Evaluation(
             api_version=f"{GROUP}/{VERSION}", kind="Evaluation",
-            metadata=ObjectMeta(name=self.name, namespace=self.namespace,
-                                labels={f"{GROUP}/agentrun": self.name},
+            metadata=ObjectMeta(name=self.name, namespace=self.namespace, labels=labels,
                                 owner_references=[owner_reference(self.body)]),
             spec=EvaluationSpec(agent_run=self.name, result=evaluation))
         stored = await self.api.create_once(self.namespace, "evaluations", wire(resource))
@@ -339,6 +343,21 @@ async def _wait_for_scenario(run: Run, scenario: str, timeout: float) -> kopf.Bo
     return None
 
 
+async def _leaderboard(api: KubeApi, namespace: str, name: str, spec: CampaignSpec,
+                       body: kopf.Body, planned: list[campaigns.PlannedRun],
+                       existing: dict[str, dict[str, Any]]) -> str:
+    bodies = {s: found for s in spec.scenarios
+              if (found := await api.get(namespace, "scenarios", s)) is not None}
+    scenarios = {s: _scenario(b) for s, b in bodies.items()}
+    evaluations = {e["metadata"]["name"]: EvaluationResult.model_validate(e["spec"]["result"])
+                   for e in await api.list(namespace, "evaluations",
+                                           f"{campaigns.CAMPAIGN_LABEL}={name}")}
+    found = campaigns.finished_cells(planned, existing, evaluations, scenarios,
+                                     difficulty.load(scenarios_root()))
+    return campaigns.leaderboard(name, spec, body["metadata"].get("creationTimestamp"), bodies,
+                                 scenarios, found)
+
+
 @kopf.daemon(*CAMPAIGNS, cancellation_timeout=10)
 async def drive_campaign(body: kopf.Body, spec: kopf.Spec, name: str, namespace: str,
                          memo: kopf.Memo, stopped: kopf.DaemonStopped, **_: Any) -> None:
@@ -352,6 +371,7 @@ async def drive_campaign(body: kopf.Body, spec: kopf.Spec, name: str, namespace:
         return
     planned = campaigns.plan(name, campaign)
     owner = owner_reference(body)
+    tabled = None  # how many finished runs the published leaderboard holds
     while not stopped:
         memo.metrics.reconciles.labels("campaign").inc()
         existing = {r["metadata"]["name"]: r for r in await memo.api.list(
@@ -360,6 +380,10 @@ async def drive_campaign(body: kopf.Body, spec: kopf.Spec, name: str, namespace:
             existing[run.name] = await memo.api.create_once(
                 namespace, "agentruns", campaigns.agentrun_body(run, name, campaign, owner))
         status = campaigns.tally(planned, existing)
+        if status.finished != tabled:
+            status.leaderboard = await _leaderboard(memo.api, namespace, name, campaign,
+                                                    body, planned, existing)
+            tabled = status.finished
         done = status.phase == "Succeeded"
         status.observed_generation = generation
         status.conditions = st.set_condition(

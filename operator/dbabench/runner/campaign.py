@@ -18,7 +18,7 @@ import os
 import re
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -30,7 +30,7 @@ from dbabench.agents.base import Agent
 from dbabench.errors import BadInput
 from dbabench.evaluate import scorer
 from dbabench.jsonl import complete_records
-from dbabench.model.campaign import CampaignRecord, CellResult
+from dbabench.model.campaign import CampaignRecord, CellResult, CellStatus
 from dbabench.runner import campaign_files as files
 from dbabench.model.evaluation import EvaluationResult
 from dbabench.model.kube import MODEL_KINDS, AgentKind, AgentSpec, CampaignSpec, RunSummary
@@ -39,7 +39,7 @@ from dbabench.model.scenario import Scenario
 from dbabench.model.trace import TraceEvent
 from dbabench.pricing import load_prices
 from dbabench.runner.html_report import write_tables
-from dbabench.runner.run import run_scenario
+from dbabench.runner.run import RunResult, run_scenario
 from dbabench.runner.throttle import Throttle
 from dbabench.scenario import difficulty
 
@@ -72,7 +72,7 @@ def cells(spec: CampaignSpec) -> list[Cell]:
             for scenario in spec.scenarios for agent in spec.agents]
 
 
-def _digest(data: bytes) -> str:
+def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
@@ -87,17 +87,18 @@ def _commit() -> str | None:
     return done.stdout.strip() or None
 
 
-def record(name: str, spec: CampaignSpec, scenarios: dict[str, tuple[Path, Scenario]], *,
-           jobs: int, max_cost_usd: float | None, command: list[str]) -> CampaignRecord:
-    """What this dbabench would record of the campaign now."""
+def record(name: str, spec: CampaignSpec, scenarios: dict[str, Scenario],
+           digests: dict[str, str], *, jobs: int, max_cost_usd: float | None,
+           command: list[str], cwd: str, created_at: datetime | None = None) -> CampaignRecord:
+    """What this dbabench records of a campaign now; ``digests``: of each scenario's manifest
+    as the shell has it (a file, a resource's spec)."""
     return CampaignRecord(
-        name=name, spec=spec,
-        scenario_digests={s: _digest(scenarios[s][0].read_bytes()) for s in spec.scenarios},
-        symptoms={s: scenarios[s][1].spec.symptom for s in spec.scenarios},
-        prompt_digest=_digest(PROMPTS.read_bytes()), scorer=scorer.current(),
+        name=name, spec=spec, scenario_digests={s: digests[s] for s in spec.scenarios},
+        symptoms={s: scenarios[s].spec.symptom for s in spec.scenarios if s in scenarios},
+        prompt_digest=digest(PROMPTS.read_bytes()), scorer=scorer.current(),
         price_table=load_prices().as_of, jobs=jobs, max_cost_usd=max_cost_usd,
-        command=command, cwd=os.getcwd(), commit=_commit(),
-        created_at=datetime.now(timezone.utc))
+        command=command, cwd=cwd, commit=_commit(),
+        created_at=created_at or datetime.now(timezone.utc))
 
 
 def check_resumable(stored: CampaignRecord, now: CampaignRecord) -> None:
@@ -142,9 +143,13 @@ def cell_dir(out: Path, cell: Cell) -> Path:
 
 
 def cell_result(cell: Cell, scenario: Scenario, stored: dict[str, difficulty.Difficulty],
-                out: Path, wall: float, evaluation: EvaluationResult | None,
-                run_dir: Path | None, error: str | None = None) -> CellResult:
-    """The results line of a finished cell, from its evaluation and run directory."""
+                evaluation: EvaluationResult | None, *, wall: float = 0.0,
+                run_dir: str | None = None, report: Report | None = None,
+                trace: Iterable[TraceEvent] = (), reason: str | None = None,
+                unscored: CellStatus = "harness_error",
+                finished_at: datetime | None = None) -> CellResult:
+    """The results line of a finished cell: its evaluation (None: the cell ended ``unscored``
+    for ``reason``), with what the report claimed and why a model stopped where known."""
     _, label = difficulty.describe(scenario, stored)
     measured = difficulty.current(scenario, stored)
     common: dict[str, Any] = dict(
@@ -152,24 +157,30 @@ def cell_result(cell: Cell, scenario: Scenario, stored: dict[str, difficulty.Dif
         category=scenario.spec.category.value, difficulty=label,
         depth=len(scenario.spec.reference_path),
         complexity=None if measured is None else measured.complexity,
-        wall_seconds=round(wall, 1),
-        run_dir=None if run_dir is None else str(run_dir.relative_to(out)),
-        finished_at=datetime.now(timezone.utc))
+        wall_seconds=round(wall, 1), run_dir=run_dir,
+        finished_at=finished_at or datetime.now(timezone.utc))
     if evaluation is None:
-        return CellResult(status="harness_error", reason=error, **common)
+        return CellResult(status=unscored, reason=reason, **common)
     if evaluation.status == "infra_error":
         return CellResult(status="infra_error", reason=evaluation.infra_reason, **common)
-    assert evaluation.outcome and evaluation.safety and run_dir is not None
-    report = run_dir / "report.json"
-    claimed = report.exists() and bool(
-        Report.from_stored(json.loads(report.read_text())).verification.strip())
-    failures = {TraceEvent.model_validate(e).failure
-                for e in complete_records(run_dir / "trace.jsonl")}
+    assert evaluation.outcome and evaluation.safety
     return CellResult(status="scored", summary=RunSummary.of(evaluation),
                       failed_checks=[c.name for c in evaluation.outcome.checks if not c.passed],
                       violations=sorted({v.rule for v in evaluation.safety.violations}),
-                      claimed_fixed=claimed, output_limited="output-limit" in failures,
+                      claimed_fixed=report is not None and bool(report.verification.strip()),
+                      output_limited=any(e.failure == "output-limit" for e in trace),
                       tool_calls=evaluation.efficiency.tool_calls, **common)
+
+
+def _ran(cell: Cell, scenario: Scenario, stored: dict[str, difficulty.Difficulty], out: Path,
+         wall: float, run: RunResult) -> CellResult:
+    report = run.run_dir / "report.json"
+    return cell_result(
+        cell, scenario, stored, run.evaluation, wall=wall,
+        run_dir=str(run.run_dir.relative_to(out)),
+        report=Report.from_stored(json.loads(report.read_text())) if report.exists() else None,
+        trace=[TraceEvent.model_validate(e)
+               for e in complete_records(run.run_dir / "trace.jsonl")])
 
 
 def check_agents(spec: CampaignSpec, scenarios: dict[str, tuple[Path, Scenario]]) -> None:
@@ -223,11 +234,11 @@ async def run_campaign(campaign: CampaignRecord, out: Path,
             try:
                 run = await run_scenario(scenario, build_agent(cell.agent, scenario),
                                          runs_root=root, manifest_text=path.read_text())
-                result = cell_result(cell, scenario, stored, out, time.monotonic() - started,
-                                     run.evaluation, run.run_dir)
+                result = _ran(cell, scenario, stored, out, time.monotonic() - started, run)
             except Exception as e:  # noqa: BLE001  a harness failure is this cell's only
-                result = cell_result(cell, scenario, stored, out, time.monotonic() - started,
-                                     None, None, f"{type(e).__name__}: {e}")
+                result = cell_result(cell, scenario, stored, None,
+                                     wall=time.monotonic() - started,
+                                     reason=f"{type(e).__name__}: {e}")
         results.append(result)
         files.append(out / files.RESULTS_FILE, result.model_dump(mode="json"))
         _event(out, "cell-finished", cell, status=result.status, reason=result.reason)
