@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +23,7 @@ import pytest
 import yaml
 
 from dbabench.env.processes import free_port, reap_orphans, stop_pid
+from dbabench.operator.handlers import CAMPAIGN_POLL_SECONDS
 
 from model_server import call, scripted_model
 from waiting import eventually
@@ -127,8 +129,9 @@ def test_api_server_rejects_invalid_manifests_naming_the_field(
 def test_scenario_file_applies_as_is(control_plane: ControlPlane, namespace: str) -> None:
     control_plane.kubectl("apply", "-n", namespace, "-f", str(SCENARIO_FILE))
     assert get(control_plane, "scenario", "stale-stats-lock-chain", namespace)
-    # every scenario of the library is a Scenario the API server takes as it is written
-    files = sorted((REPO / "scenarios").rglob("*.yaml"))
+    # every scenario of the library is a Scenario the API server takes as it is written, and
+    # the example campaign a Campaign
+    files = [*sorted((REPO / "scenarios").rglob("*.yaml")), REPO / "examples" / "campaign.yaml"]
     assert len(files) > 50
     done = control_plane.kubectl("apply", "--dry-run=server", "-n", namespace,
                                  *(a for f in files for a in ("-f", str(f))))
@@ -199,11 +202,12 @@ def test_campaign_of_model_and_scripted_agents_survives_an_operator_kill(
     with scripted_model([call("submit_report", **MODEL_REPORT)],
                         scratch_root / f"model-{namespace}") as model:
         react = model_agentrun("x", "openai:gpt-4o-mini", "gateway-key", model.url)
-        apply(control_plane, namespace, {
+        campaign_body = {
             "apiVersion": "dbabench.io/v1alpha1", "kind": "Campaign", "metadata": {"name": "cmp"},
             "spec": {"scenarios": ["stale-stats-lock-chain", SECOND_SCENARIO], "repeats": 2,
                      "maxParallel": 2,
-                     "agents": [{"kind": "reference"}, react["spec"]["agent"]]}})
+                     "agents": [{"kind": "reference"}, react["spec"]["agent"]]}}
+        apply(control_plane, namespace, campaign_body)
 
         def campaign_runs() -> list[dict[str, Any]]:
             return list(json.loads(control_plane.kubectl(
@@ -239,6 +243,10 @@ def test_campaign_of_model_and_scripted_agents_survives_an_operator_kill(
         ["stale-stats-lock-chain", SECOND_SCENARIO] * 4)
     table = control_plane.kubectl("get", "campaigns", "-n", namespace).stdout
     assert "Succeeded" in table
+    # applied again unchanged (GitOps): the same runs, no new one
+    apply(control_plane, namespace, campaign_body)
+    time.sleep(2 * CAMPAIGN_POLL_SECONDS)
+    assert sorted(r["metadata"]["name"] for r in campaign_runs()) == names
     # the leaderboard a local campaign writes, from the runs and their Evaluations
     assert all(e["metadata"]["labels"]["dbabench.io/campaign"] == "cmp" for e in evaluations)
     board = status["leaderboard"]

@@ -3,10 +3,12 @@ that failed (dba-runner's rule), so the leaderboard is checked cell for cell."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import matplotlib.image
 import pytest
@@ -17,7 +19,8 @@ from dbabench.errors import EXIT_OK, EXIT_USAGE
 from dbabench.evaluate import scorer
 from dbabench.model.campaign import CampaignRecord, CellResult
 from dbabench.model.evaluation import (CheckResult, ConditionMatch, DiagnosisResult,
-                                       EvaluationResult, OutcomeResult, SafetyResult, Violation)
+                                       EfficiencyResult, EvaluationResult, OutcomeResult,
+                                       SafetyResult, Violation)
 from dbabench.model.trace import TraceEvent, Usage
 from dbabench.model.kube import CampaignSpec, RunSummary
 from dbabench.runner import campaign_files as files
@@ -201,6 +204,10 @@ def test_a_dry_run_prints_the_plan_and_starts_nothing(
     assert main(["campaign", "run", str(file), "--dry-run", "--max-cost", "0.5"]) == EXIT_OK
     assert "campaign at most: $0.5" in capsys.readouterr().out
     assert not (tmp_path / ".dbabench").exists()
+    # the campaign kept in git as the README shows it
+    example = Path(__file__).resolve().parents[2] / "examples" / "campaign.yaml"
+    assert main(["campaign", "run", str(example), "--dry-run"]) == EXIT_OK
+    assert "12 cells" in capsys.readouterr().out
 
 
 def said(capsys: pytest.CaptureFixture[str]) -> str:
@@ -337,3 +344,53 @@ def test_the_report_renders_in_a_browser(tmp_path: Path) -> None:
     # and nothing else on the page has it
     assert coloured(tmp_path / "index.png", (0.12, 0.47, 0.71)) > 2000
     assert coloured(tmp_path / "0.png", (0.12, 0.47, 0.71)) == 0
+
+
+def test_the_cost_cap_stops_new_cells_and_a_resume_runs_only_what_is_missing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine itself, with each run replaced by one that finishes at once at $0.03."""
+    from dbabench.runner import campaign as engine
+    from dbabench.runner.run import RunResult
+    from dbabench.scenario import difficulty
+    from dbabench.scenario.loader import discover, scenarios_root
+
+    ran: list[str] = []
+
+    async def run(scenario: Any, agent: Any, *, runs_root: Path, **_: Any) -> RunResult:
+        ran.append(f"{agent.name}:{runs_root.parent.name}")
+        run_dir = runs_root / "run"
+        run_dir.mkdir(parents=True)
+        result = EvaluationResult(
+            scorer=scorer.current(), scenario=scenario.name, agent=agent.name, status="scored",
+            report_valid=True, outcome=OutcomeResult(f=1.0, passed=True),
+            diagnosis=DiagnosisResult(f1=1.0, passed=True), safety=SafetyResult(penalty=0),
+            efficiency=EfficiencyResult(cost_usd=0.03, cost_basis="metered"))
+        (run_dir / "evaluation.json").write_text(result.model_dump_json())
+        return RunResult(run_dir, result)
+
+    monkeypatch.setattr(engine, "run_scenario", run)
+    catalog = discover(scenarios_root())
+    names = ["stale-stats-lock-chain", "new-market-without-partition"]
+    scenarios = {n: catalog[n] for n in names}
+    spec = CampaignSpec.model_validate({"scenarios": names, "repeats": 2, "agents": [
+        {"kind": "reference"}, {"kind": "null"}]})
+
+    def record(cap: float | None) -> CampaignRecord:
+        return engine.record("cap", spec, {n: s for n, (_, s) in scenarios.items()},
+                             {n: "0" for n in names}, jobs=1, max_cost_usd=cap,
+                             command=["test"], cwd=str(tmp_path))
+
+    stored = difficulty.load(scenarios_root())
+    results = asyncio.run(engine.run_campaign(record(0.05), tmp_path, scenarios, stored))
+    # $0.03, then $0.06 >= $0.05: the third cell and every later one are not started
+    assert [(r.agent, r.scenario) for r in results] == [
+        ("reference", "stale-stats-lock-chain"), ("null", "stale-stats-lock-chain")]
+    assert len(files.not_started(tmp_path)) == 6 and len(ran) == 2
+    board = (tmp_path / LEADERBOARD_FILE).read_text()
+    assert "The campaign's cost cap of $0.05 was reached: 6 cells were not started." in board
+    # a resume without the cap runs the six, and only them
+    results = asyncio.run(engine.run_campaign(record(None), tmp_path, scenarios, stored))
+    assert len(results) == 8 and len(ran) == 8 and not files.not_started(tmp_path)
+    assert len({(r.agent, r.scenario, r.repeat) for r in results}) == 8
+    assert "8 scored, 0 without a fair run, 0 not started, 0 pending" in (
+        tmp_path / LEADERBOARD_FILE).read_text()

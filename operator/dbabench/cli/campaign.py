@@ -70,7 +70,7 @@ def _plan(name: str, spec: CampaignSpec, max_cost: float | None) -> Table:
 
 def _run(args: argparse.Namespace) -> int:
     root = args.root or scenarios_root()
-    if args.jobs < 1:
+    if args.jobs is not None and args.jobs < 1:
         raise CampaignError(f"-j must be at least 1, not {args.jobs}")
     stored = None
     if args.resume is not None:
@@ -92,12 +92,13 @@ def _run(args: argparse.Namespace) -> int:
                             f" list; scenarios from {root})")
     scenarios = {s: catalog[s] for s in spec.scenarios}
     check_agents(spec, scenarios)
+    jobs = args.jobs or spec.max_parallel
     if args.dry_run:
         out.print(_plan(name, spec, args.max_cost))
         return EXIT_OK
     now = record(name, spec, {s: sc for s, (_, sc) in scenarios.items()},
                  {s: digest(p.read_bytes()) for s, (p, _) in scenarios.items()}, cwd=os.getcwd(),
-                 jobs=args.jobs, max_cost_usd=args.max_cost, command=sys.argv)
+                 jobs=jobs, max_cost_usd=args.max_cost, command=sys.argv)
     if stored is not None:
         check_resumable(stored, now)
         directory = args.resume
@@ -113,7 +114,7 @@ def _run(args: argparse.Namespace) -> int:
         finished = len(files.results(directory))
         console.print(f"[dim]{finished}/{total}[/dim] {escape(message)}", highlight=False)
 
-    out.print(f"campaign {name}: {total} cells, up to {args.jobs} at once, in {directory}")
+    out.print(f"campaign {name}: {total} cells, up to {jobs} at once, in {directory}")
     results = run_interruptible(run_campaign(now, directory, scenarios, difficulty.load(root),
                                              progress=progress))
     out.print((directory / LEADERBOARD_FILE).read_text(), markup=False, highlight=False)
@@ -137,9 +138,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     r = actions.add_parser("run", help="run every cell (or what a resumed campaign lacks)")
     r.add_argument("manifest", nargs="?", type=Path, default=None,
                    help="a Campaign manifest (kind: Campaign), as the operator takes it")
-    r.add_argument("-j", "--jobs", type=int, default=1,
-                   help="cells at once (beyond the first, one starts only while the CPU has"
-                        " room)")
+    r.add_argument("-j", "--jobs", type=int, default=None,
+                   help="cells at once (default: the manifest's maxParallel); beyond the first,"
+                        " one starts only while the CPU has room")
     r.add_argument("--out", type=Path, default=None,
                    help="the campaign directory (default: $DBABENCH_CAMPAIGNS or"
                         " ./.dbabench/campaigns, then NAME-TIME)")
