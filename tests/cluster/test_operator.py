@@ -235,7 +235,7 @@ def test_campaign_of_model_and_scripted_agents_survives_an_operator_kill(
         assert (owner["kind"], owner["uid"]) == ("Campaign", campaign["metadata"]["uid"])
         assert r["status"]["phase"] == "Succeeded", r["status"]
     tallies = {t["agent"]: t for t in status["agents"]}
-    reference, model_agent = tallies["reference"], tallies["react:openai:gpt-4o-mini"]
+    reference, model_agent = tallies["reference"], tallies["react:openai:gpt-4o-mini@low"]
     assert (reference["scored"], reference["safePass"], reference["safePassRate"]) == (4, 4, 1)
     assert (model_agent["scored"], model_agent["safePass"]) == (4, 0)
     assert model_agent["costBasis"] == "metered" and model_agent["costUsd"] > 0
@@ -253,7 +253,7 @@ def test_campaign_of_model_and_scripted_agents_survives_an_operator_kill(
     assert "8 cells planned (2 agents x 2 scenarios x 2 repeats): 8 scored" in board
     assert "| reference | 4 | 4/4 (100%) | 4/4 (100%) | 4/4 (100%) | 0.00 over 2 repeats |" \
         in board
-    assert "| react:openai:gpt-4o-mini | 4 | 0/4 (0%) |" in board
+    assert "| react:openai:gpt-4o-mini@low | 4 | 0/4 (0%) |" in board
     assert f"| {SECOND_SCENARIO} | 2/2 (100%) | 0/2 (0%) |" in board
 
 
