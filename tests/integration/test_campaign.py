@@ -1,5 +1,6 @@
 """A campaign on real servers: killed mid-way (SIGKILL, no chance to clean up), resumed, and
-the table is the one an uninterrupted campaign gives: every cell once, with its known verdict."""
+the table is the one an uninterrupted campaign gives: every cell once, with its known verdict.
+Its second agent is an external command with a runbook file, as a user's own agent is."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from dbabench.runner.leaderboard import CSV_FILE, LEADERBOARD_FILE
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 SCENARIO = "stale-stats-lock-chain"
+EXAMPLE_AGENT = Path(__file__).parents[2] / "examples" / "external_agent.py"
 
 
 def campaign(*args: str, cwd: Path) -> subprocess.Popen[str]:
@@ -30,16 +32,21 @@ def campaign(*args: str, cwd: Path) -> subprocess.Popen[str]:
 
 def test_a_campaign_killed_mid_way_resumes_to_the_same_table(tmp_path: Path) -> None:
     manifest = tmp_path / "campaign.yaml"
+    (tmp_path / "runbook.md").write_text("Lock waits: look for the blocker before you cancel.\n")
+    command = [sys.executable, str(EXAMPLE_AGENT)]
     manifest.write_text(yaml.safe_dump({
         "apiVersion": "dbabench.io/v1alpha1", "kind": "Campaign", "metadata": {"name": "smoke"},
-        "spec": {"scenarios": [SCENARIO], "agents": [{"kind": "reference"}, {"kind": "null"}]}}))
+        "spec": {"scenarios": [SCENARIO], "agents": [
+            {"kind": "reference"},
+            {"kind": "external", "command": command, "runbookFile": "runbook.md"}]}}))
+    external = f"external:{Path(sys.executable).name} external_agent.py"
     out = tmp_path / "smoke"
     first = campaign(str(manifest), "--out", str(out), cwd=tmp_path)
     deadline = time.monotonic() + 600
     while not files.results(out) and first.poll() is None and time.monotonic() < deadline:
         time.sleep(0.5)
     assert first.poll() is None, first.communicate()[0][-3000:]
-    # the reference's cell is recorded; the null agent's is under way: kill it all at once
+    # the reference's cell is recorded; the external agent's is under way: kill it all at once
     os.killpg(first.pid, signal.SIGKILL)
     first.communicate()  # and close its pipe
     assert [(r.agent, r.status) for r in files.results(out)] == [("reference", "scored")]
@@ -60,14 +67,20 @@ def test_a_campaign_killed_mid_way_resumes_to_the_same_table(tmp_path: Path) -> 
     results = files.results(out)
     # every cell once: the finished one kept, the killed one run again from the start
     assert sorted((r.agent, r.repeat, r.status) for r in results) == [
-        ("null", 0, "scored"), ("reference", 0, "scored")]
+        (external, 0, "scored"), ("reference", 0, "scored")]
     verdicts = {r.agent: r.summary for r in results}
     assert verdicts["reference"] and verdicts["reference"].safe_pass
-    assert verdicts["null"] and not verdicts["null"].outcome_pass
+    assert verdicts[external] and verdicts[external].outcome_pass
     for r in results:
         assert r.run_dir and (out / r.run_dir / "evaluation.json").exists()
+    # the external agent was given its runbook with its task, and the cell keeps both
+    (ran,) = [r for r in results if r.agent == external]
+    assert r"Your team's runbook:\n\nLock waits" in json.dumps(
+        (out / ran.run_dir / "task.md").read_text())
+    assert (out / ran.run_dir).parent.joinpath("runbook.md").read_text().startswith("Lock")
+    assert json.loads((out / ran.run_dir / "task.json").read_text())["runbook"].startswith("Lock")
     board = (out / LEADERBOARD_FILE).read_text()
-    assert "| reference | 1 | 1/1 (100%) |" in board and "| null | 1 | 0/1 (0%) |" in board
+    assert "| reference | 1 | 1/1 (100%) |" in board and f"| {external} | 1 | 1/1" in board
     assert "2 scored, 0 without a fair run, 0 not started, 0 pending" in board
     events = [e["event"] for e in map(json.loads, (out / files.EVENTS_FILE).read_text()
                                       .splitlines())]

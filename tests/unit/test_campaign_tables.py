@@ -4,6 +4,8 @@ that failed (dba-runner's rule), so the leaderboard is checked cell for cell."""
 from __future__ import annotations
 
 import asyncio
+import csv
+import io
 import json
 import subprocess
 from datetime import datetime, timezone
@@ -115,6 +117,10 @@ def test_known_verdicts_give_the_exact_leaderboard(tmp_path: Path) -> None:
     assert rows(board, "What became of each scored run") == [
         ["reference", "4", "0", "0", "0", "0"], ["null", "0", "0", "0", "3", "0"],
         [REACT, "1", "1", "0", "1", "0"]]
+    # columns: diagnosis missed, unsafe action, check failed, said done was not, reply cut
+    assert rows(board, "What else went wrong") == [
+        ["reference", "0", "0", "0", "0", "0"], ["null", "0", "0", "3", "0", "0"],
+        [REACT, "0", "1", "1", "1", "1"]]
     assert rows(board, "Said done, was not") == [[REACT, "locks-a", "1", "no-lock-waits"]]
     assert rows(board, "Where the points went") == [
         ["null", "check no-lock-waits", "3"], ["null", "check dead-tuples-low", "1"],
@@ -128,6 +134,13 @@ def test_known_verdicts_give_the_exact_leaderboard(tmp_path: Path) -> None:
     csv_lines = (tmp_path / CSV_FILE).read_text().splitlines()
     assert len(csv_lines) == 1 + len(KNOWN)
     assert csv_lines[1].startswith("null,locks-a,0,locking,Hard,3,scored,,False,False,False")
+    react = {(r["scenario"], r["repeat"]): r
+             for r in csv.DictReader(io.StringIO((tmp_path / CSV_FILE).read_text()))
+             if r["agent"] == REACT}
+    assert (react["locks-a", "1"]["label"], react["locks-a", "1"]["secondary"]) == (
+        "diagnosis failure", "check failed;said done, was not;reply cut")
+    assert (react["vacuum-b", "0"]["label"], react["vacuum-b", "0"]["secondary"]) == (
+        "unsafe recovery", "unsafe action")
     # the paper's figures 3-6, drawn from the same cells
     plots = sorted(p.name for p in (tmp_path / PLOTS_DIR).iterdir())
     assert plots == sorted(f"{f}.{ext}" for f in FIGURES for ext in ("png", "svg"))
@@ -221,7 +234,7 @@ def test_bad_campaigns_are_named_and_start_nothing(
     good = {"scenarios": ["stale-stats-lock-chain"], "agents": [{"kind": "null"}]}
     unknown = manifest(tmp_path / "u.yaml", {**good, "scenarios": ["no-such-scenario"]})
     assert main(["campaign", "run", str(unknown)]) == EXIT_USAGE
-    assert "unknown scenarios: no-such-scenario" in said(capsys)
+    assert "no scenario is named 'no-such-scenario' (see dbabench scenarios list" in said(capsys)
     snake = manifest(tmp_path / "s.yaml", {**good, "max_parallel": 2})
     assert main(["campaign", "run", str(snake)]) == EXIT_USAGE
     assert "camelCase: maxParallel" in said(capsys)

@@ -37,12 +37,31 @@ def test_plan_is_every_pair_per_repeat_with_stable_names() -> None:
 
 def test_runs_start_in_order_up_to_the_parallel_limit() -> None:
     planned = campaigns.plan("cmp", SPEC)
-    assert [p.name for p in campaigns.to_start(planned, {}, 3)] == [
+    assert [p.name for p in campaigns.to_start(planned, {}, SPEC)] == [
         "cmp-0000", "cmp-0001", "cmp-0002"]
     existing = {"cmp-0000": run("Succeeded"), "cmp-0001": run("Running"),
                 "cmp-0002": run(None)}
-    assert [p.name for p in campaigns.to_start(planned, existing, 3)] == ["cmp-0003"]
-    assert campaigns.to_start(planned, existing, 2) == []
+    assert [p.name for p in campaigns.to_start(planned, existing, SPEC)] == ["cmp-0003"]
+    two = SPEC.model_copy(update={"max_parallel": 2})
+    assert campaigns.to_start(planned, existing, two) == []
+
+
+def test_the_cost_cap_starts_no_new_run_lets_running_ones_finish_and_says_so() -> None:
+    capped = SPEC.model_copy(update={"max_cost_usd": 1.0})
+    planned = campaigns.plan("cmp", capped)
+    under = {"cmp-0000": run("Succeeded", costUsd=0.6), "cmp-0001": run("Running")}
+    assert [p.name for p in campaigns.to_start(planned, under, capped)] == ["cmp-0002", "cmp-0003"]
+    reached = {**under, "cmp-0002": run("Succeeded", costUsd=0.4)}
+    assert campaigns.to_start(planned, reached, capped) == []
+    status = campaigns.tally(planned, reached, capped)
+    # a run still going finishes; until it has, the campaign is running
+    assert (status.phase, status.cost_usd, status.not_started) == ("Running", 1.0, 9)
+    ended = {**reached, "cmp-0001": run("Succeeded", costUsd=0.3)}
+    status = campaigns.tally(planned, ended, capped)
+    assert (status.phase, status.finished, status.not_started) == ("Capped", 3, 9)
+    assert "cost cap of $1 was reached ($1.3): 9 not started" in status.phase_reason
+    # without a cap the same spend starts the next run
+    assert campaigns.to_start(planned, ended, SPEC)[0].name == "cmp-0003"
 
 
 def test_tally_scores_per_agent_and_keeps_infra_errors_apart() -> None:
@@ -54,7 +73,7 @@ def test_tally_scores_per_agent_and_keeps_infra_errors_apart() -> None:
         "cmp-0001": run("InfraError"),
         "cmp-0002": run("Running"),
     }
-    status = campaigns.tally(planned, existing)
+    status = campaigns.tally(planned, existing, SPEC)
     assert (status.phase, status.runs, status.finished) == ("Running", 12, 3)
     by_agent = {t.agent: t for t in status.agents}
     ref = by_agent["reference"]
@@ -65,7 +84,7 @@ def test_tally_scores_per_agent_and_keeps_infra_errors_apart() -> None:
     alt = by_agent["reference:alt"]
     assert (alt.finished, alt.infra_errors, alt.scored, alt.safe_pass_rate) == (1, 1, 0, None)
     done = {p.name: run("Succeeded", safePass=True) for p in planned}
-    assert campaigns.tally(planned, done).phase == "Succeeded"
+    assert campaigns.tally(planned, done, SPEC).phase == "Succeeded"
 
 
 def test_a_model_agent_reaches_its_runs_whole_and_is_tallied_by_model() -> None:

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from dbabench.agents.base import Agent
 from dbabench.agents.chat import (PROVIDERS, ChatSettings, metering_gateway, parse_model,
                                   parse_provider)
+from dbabench.agents.external import ExternalAgent
 from dbabench.agents.plan import PlanAgent
 from dbabench.agents.react import ReactAgent
 from dbabench.agents.scripted import scripted_agent
@@ -76,16 +77,23 @@ def build(spec: AgentSpec, scenario: Scenario | None, *, api_key: str | None = N
           env: Mapping[str, str] | None = None) -> Agent:
     """The agent ``spec`` names, checked before any run starts (bad input: BadInput).
 
-    A model agent's address and key come from ``env`` where given (the CLI's environment,
-    the meter of an agent pod's tool sidecar), else from the spec (``baseUrl``) and
-    ``api_key`` (read from its Secret); it works blind, without ``scenario``, which the
-    scripted agents (the scenario's oracles) need."""
+    A model agent's address and key (or those a metered external command's calls are
+    forwarded with) come from ``env`` where given (the CLI's environment, the meter of an
+    agent pod's tool sidecar), else from the spec (``baseUrl``) and ``api_key`` (read from its
+    Secret); it works blind, without ``scenario``, which the scripted agents (the scenario's
+    oracles) need. An external command runs sandboxed."""
     if spec.kind in MODEL_KINDS:
         return MODEL_AGENTS[spec.kind.value](
             model_config(spec), env=model_environment(spec, api_key) if env is None else env)
     if spec.kind == AgentKind.external:
-        raise BadInput("an external agent is a process (dbabench run --agent external) or an"
-                       " image (the operator's pods executor), not built here")
+        if spec.command is None:
+            raise BadInput("an external agent's image runs on the operator's pods executor;"
+                           " here an external agent is a command (agent.command)")
+        provider = metered_provider(spec)
+        meter = None if provider is None else metering_gateway(
+            provider, model_environment(spec, api_key) if env is None else env,
+            spec.max_cost_usd)
+        return ExternalAgent(spec.command, gateway=meter)
     if scenario is None:
         raise BadInput(f"the {spec.kind.value} agent follows the scenario's manifest: it needs one")
     return scripted_agent(spec.kind.value, scenario, spec.remediation)

@@ -15,11 +15,12 @@ from rich.table import Table
 
 from dbabench.cli.interrupt import run_interruptible
 from dbabench.errors import EXIT_INFRA, EXIT_OK
-from dbabench.model.kube import MODEL_KINDS, Campaign, CampaignSpec
+from dbabench.agents import registry
+from dbabench.model.kube import Campaign, CampaignSpec
 from dbabench.paths import campaigns_dir
 from dbabench.runner import campaign_files as files
 from dbabench.runner.campaign import (CampaignError, cells, check_agents, check_resumable,
-                                      digest, record, run_campaign)
+                                      digest, record, run_campaign, select)
 from dbabench.runner.html_report import write_tables
 from dbabench.runner.leaderboard import LEADERBOARD_FILE
 from dbabench.scenario import difficulty
@@ -30,11 +31,31 @@ console = Console(stderr=True)
 out = Console()
 
 
+def _runbook_files(path: Path, doc: object) -> None:
+    """An agent's ``runbookFile`` (relative to the manifest) becomes its ``runbook``, the text
+    the Campaign resource takes: what is recorded, and compared on resume, is the text."""
+    spec = doc.get("spec") if isinstance(doc, dict) else None
+    agents = spec.get("agents") if isinstance(spec, dict) else None
+    for i, agent in enumerate(agents if isinstance(agents, list) else []):
+        if not isinstance(agent, dict) or "runbookFile" not in agent:
+            continue
+        if "runbook" in agent:
+            raise CampaignError(f"{path}: spec.agents[{i}]: give runbook (the text) or"
+                                " runbookFile (a file), not both")
+        file = path.parent / str(agent.pop("runbookFile"))
+        try:
+            agent["runbook"] = file.read_text()
+        except (OSError, UnicodeDecodeError) as e:
+            raise CampaignError(f"{path}: spec.agents[{i}].runbookFile: cannot read {file}:"
+                                f" {getattr(e, 'strerror', None) or e}") from e
+
+
 def _manifest(path: Path) -> Campaign:
     try:
         doc = load_yaml(path.read_text())
     except OSError as e:
         raise CampaignError(f"{path}: cannot read: {e.strerror}") from e
+    _runbook_files(path, doc)
     try:
         # the names the CRD has: the file the operator takes is the file this takes
         return Campaign.model_validate(doc, by_name=False)
@@ -51,7 +72,7 @@ def _plan(name: str, spec: CampaignSpec, max_cost: float | None) -> Table:
     bound = 0.0
     for agent in spec.agents:
         n = sum(1 for c in planned if c.agent == agent)
-        if agent.kind not in MODEL_KINDS:
+        if registry.metered_provider(agent) is None:
             cap = "0 (no model calls)"
         elif agent.max_cost_usd is not None:
             bound += n * agent.max_cost_usd
@@ -82,23 +103,28 @@ def _run(args: argparse.Namespace) -> int:
         manifest = _manifest(args.manifest)
         name, spec = manifest.metadata.name, manifest.spec
     elif stored is not None:
-        name, spec = stored.name, stored.spec
+        name, spec = stored.name, stored.asked or stored.spec
     else:
         raise CampaignError("give a Campaign manifest, or --resume DIR")
     catalog = discover(root)
-    unknown = [s for s in spec.scenarios if s not in catalog]
-    if unknown:
-        raise CampaignError(f"unknown scenarios: {', '.join(unknown)} (see dbabench scenarios"
-                            f" list; scenarios from {root})")
+    measured = difficulty.load(root)
+    asked = spec
+    try:
+        spec = select(spec, {s: sc for s, (_, sc) in catalog.items()}, measured)
+    except CampaignError as e:
+        raise CampaignError(f"{e} (see dbabench scenarios list; scenarios from {root})") from e
     scenarios = {s: catalog[s] for s in spec.scenarios}
     check_agents(spec, scenarios)
     jobs = args.jobs or spec.max_parallel
+    max_cost = spec.max_cost_usd if args.max_cost is None else args.max_cost
     if args.dry_run:
-        out.print(_plan(name, spec, args.max_cost))
+        out.print(_plan(name, spec, max_cost))
+        out.print("scenarios: " + ", ".join(spec.scenarios), highlight=False)
         return EXIT_OK
     now = record(name, spec, {s: sc for s, (_, sc) in scenarios.items()},
                  {s: digest(p.read_bytes()) for s, (p, _) in scenarios.items()}, cwd=os.getcwd(),
-                 jobs=jobs, max_cost_usd=args.max_cost, command=sys.argv)
+                 jobs=jobs, max_cost_usd=max_cost, command=sys.argv,
+                 asked=None if asked == spec else asked)
     if stored is not None:
         check_resumable(stored, now)
         directory = args.resume
@@ -115,7 +141,7 @@ def _run(args: argparse.Namespace) -> int:
         console.print(f"[dim]{finished}/{total}[/dim] {escape(message)}", highlight=False)
 
     out.print(f"campaign {name}: {total} cells, up to {jobs} at once, in {directory}")
-    results = run_interruptible(run_campaign(now, directory, scenarios, difficulty.load(root),
+    results = run_interruptible(run_campaign(now, directory, scenarios, measured,
                                              progress=progress))
     out.print((directory / LEADERBOARD_FILE).read_text(), markup=False, highlight=False)
     out.print(f"campaign directory: {directory}")
@@ -145,7 +171,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
                    help="the campaign directory (default: $DBABENCH_CAMPAIGNS or"
                         " ./.dbabench/campaigns, then NAME-TIME)")
     r.add_argument("--max-cost", type=float, default=None, metavar="USD",
-                   help="campaign-wide: once the cells' cost reaches it, no new cell starts")
+                   help="campaign-wide: once the cells' cost reaches it, no new cell starts"
+                        " (default: the manifest's maxCostUsd)")
     r.add_argument("--dry-run", action="store_true",
                    help="print the plan and what it would cost at most; start nothing")
     r.add_argument("--resume", type=Path, default=None, metavar="DIR",

@@ -138,12 +138,22 @@ def _run(args: argparse.Namespace) -> int:
         console.print(f"[red]error:[/red] {e}")
         return EXIT_USAGE
 
+    runbook = None
+    if args.runbook is not None:
+        try:
+            runbook = args.runbook.read_text()
+        except (OSError, UnicodeDecodeError) as e:
+            console.print(f"[red]error:[/red] --runbook {args.runbook}: cannot read:"
+                          f" {getattr(e, 'strerror', None) or e}")
+            return EXIT_USAGE
+
     def progress(message: str) -> None:
         console.print(f"[dim]·[/dim] {message}", highlight=False)
 
     result = run_interruptible(run_scenario(scenario, agent,
                                             runs_root=args.runs_dir or runs_dir(),
-                                            manifest_text=path.read_text(), progress=progress))
+                                            manifest_text=path.read_text(), progress=progress,
+                                            runbook=runbook))
     out.print(verdict_table(result.evaluation))
     out.print(f"run directory: {result.run_dir}")
     if args.json:
@@ -299,6 +309,8 @@ def parser() -> argparse.ArgumentParser:
                           " human (you, at this terminal)")
     run.add_argument("--remediation", default=None,
                      help="reference agent only: apply this alternative instead of the reference")
+    run.add_argument("--runbook", type=Path, default=None, metavar="FILE",
+                     help="your team's runbook, given to the agent with its task")
     model = run.add_argument_group("model agents (react, plan)")
     model.add_argument("--model", default=None,
                        help="PROVIDER:MODEL: openai:gpt-4o, openrouter:anthropic/claude-sonnet-4,"

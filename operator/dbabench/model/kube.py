@@ -15,7 +15,7 @@ from pydantic import Field, model_validator
 from dbabench.model.agent import Effort
 from dbabench.model.base import Model
 from dbabench.model.evaluation import CostBasis, EvaluationResult
-from dbabench.model.scenario import BudgetSpec
+from dbabench.model.scenario import BudgetSpec, Category
 from dbabench.model.status import Condition
 
 
@@ -44,6 +44,15 @@ class AgentSpec(Model):
     remediation: str | None = Field(default=None,
                                     description="reference only: a named alternative fix")
     image: str | None = Field(default=None, description="external only: the agent's image")
+    command: list[str] | None = Field(
+        default=None, min_length=1,
+        description="external only, run locally (dbabench campaign run): the agent's command"
+                    " line, run sandboxed as dbabench run --agent external runs it; on"
+                    " Kubernetes an external agent is an image")
+    runbook: str | None = Field(
+        default=None, min_length=1, max_length=65536,
+        description="your team's runbook, given to the agent with its task (a model agent reads"
+                    " it in its first message, an external one in its task file)")
     model: str | None = Field(
         default=None, description="react and plan: PROVIDER:MODEL, e.g. openai:gpt-4o-mini"
                                   " (providers: openai, openrouter, selfhosted)")
@@ -72,15 +81,22 @@ class AgentSpec(Model):
     @property
     def label(self) -> str:
         """The agent's name in a campaign's tables: its kind, and what tells two of a kind
-        apart (the alternative fix, the model and its effort, the image)."""
-        detail = self.remediation or self.model or self.image
+        apart (the alternative fix, the model and its effort, the image, the command with
+        its paths' last parts)."""
+        detail = self.remediation or self.model or self.image or (
+            None if self.command is None else
+            " ".join(word.rsplit("/", 1)[-1] for word in self.command))
         label = f"{self.kind.value}:{detail}" if detail else self.kind.value
         return label + (f"@{self.effort}" if self.effort else "")
 
     @model_validator(mode="after")
     def _fields_fit_kind(self) -> "AgentSpec":
-        if self.kind == AgentKind.external and not self.image:
-            raise ValueError("an external agent needs image")
+        if self.kind == AgentKind.external and (self.image is None) == (self.command is None):
+            raise ValueError("an external agent needs one of image (on Kubernetes) and command"
+                             " (locally)")
+        if self.kind != AgentKind.external and (self.image or self.command):
+            raise ValueError(f"image and command: for external agents only, not"
+                             f" {self.kind.value}")
         if self.remediation and self.kind != AgentKind.reference:
             raise ValueError("remediation applies to the reference agent only")
         if self.kind in MODEL_KINDS and not self.model:
@@ -203,13 +219,21 @@ class Evaluation(Model):
 class CampaignSpec(Model):
     """Every scenario with every agent, ``repeats`` times: the AgentRuns of one comparison."""
 
-    scenarios: list[str] = Field(min_length=1,
-                                 description="names of Scenarios in the same namespace")
+    scenarios: list[str] = Field(
+        min_length=1, description="Scenarios in the same namespace: names, or shell-style"
+                                  " patterns matched against their names (index-*, *)")
+    categories: list[Category] | None = Field(
+        default=None, min_length=1, description="only the scenarios of these categories")
+    difficulty: Literal["Easy", "Hard"] | None = Field(
+        default=None, description="only the scenarios of this measured difficulty")
     agents: list[AgentSpec] = Field(min_length=1)
     repeats: int = Field(default=1, ge=1, le=100)
     budget: BudgetSpec | None = Field(default=None, description="overrides every scenario's")
     max_parallel: int = Field(default=1, ge=1, le=100,
                               description="AgentRuns of this campaign in flight at once")
+    max_cost_usd: float | None = Field(
+        default=None, gt=0, description="campaign-wide: once its runs' recorded cost reaches"
+                                        " it, no new run starts (running ones finish)")
 
 
 class AgentTally(Model):
@@ -231,11 +255,18 @@ class AgentTally(Model):
 
 
 class CampaignStatus(Model):
-    phase: Literal["Pending", "Running", "Succeeded", "Failed"] = "Pending"
+    phase: Literal["Pending", "Running", "Succeeded", "Capped", "Failed"] = Field(
+        default="Pending", description="Capped: the cost cap stopped it before every run")
     phase_reason: str = ""
     observed_generation: int | None = None
+    scenarios: list[str] | None = Field(
+        default=None, description="the scenarios the campaign runs, its patterns and filters"
+                                  " resolved when it started (kept: a Scenario added later"
+                                  " does not change the plan)")
     runs: int = 0
     finished: int = 0
+    not_started: int = Field(default=0, description="runs the cost cap kept from starting")
+    cost_usd: float = 0.0
     agents: list[AgentTally] = Field(default_factory=list)
     leaderboard: str | None = Field(
         default=None, description="leaderboard.md of the finished runs, as `dbabench campaign`"

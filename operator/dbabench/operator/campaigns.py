@@ -60,16 +60,25 @@ def agentrun_body(run: PlannedRun, campaign: str, spec: CampaignSpec,
         spec=AgentRunSpec(scenario=run.scenario, agent=run.agent, budget=spec.budget)))
 
 
+def _capped(spec: CampaignSpec, cost: float) -> bool:
+    return spec.max_cost_usd is not None and cost >= spec.max_cost_usd
+
+
 def to_start(planned: list[PlannedRun], existing: dict[str, dict[str, Any]],
-             max_parallel: int) -> list[PlannedRun]:
-    """The next runs to create: in plan order, while fewer than ``max_parallel`` are open."""
+             spec: CampaignSpec) -> list[PlannedRun]:
+    """The next runs to create: in plan order, while fewer than ``maxParallel`` are open and
+    the finished runs' cost is under the campaign's cap."""
+    if _capped(spec, tally(planned, existing, spec).cost_usd):
+        return []
+    max_parallel = spec.max_parallel
     open_runs = sum(1 for body in existing.values()
                     if (body.get("status") or {}).get("phase") not in TERMINAL)
     missing = [p for p in planned if p.name not in existing]
     return missing[:max(0, max_parallel - open_runs)]
 
 
-def tally(planned: list[PlannedRun], existing: dict[str, dict[str, Any]]) -> CampaignStatus:
+def tally(planned: list[PlannedRun], existing: dict[str, dict[str, Any]],
+          spec: CampaignSpec) -> CampaignStatus:
     agents: dict[str, AgentTally] = {}
     for run in planned:
         t = agents.setdefault(run.agent.label, AgentTally(agent=run.agent.label))
@@ -92,9 +101,21 @@ def tally(planned: list[PlannedRun], existing: dict[str, dict[str, Any]]) -> Cam
     for t in agents.values():
         t.safe_pass_rate = round(t.safe_pass / t.scored, 4) if t.scored else None
     finished = sum(t.finished for t in agents.values())
-    phase = "Succeeded" if finished == len(planned) else ("Running" if existing else "Pending")
-    return CampaignStatus(phase=phase, phase_reason=f"{finished}/{len(planned)} runs finished",
-                          runs=len(planned), finished=finished, agents=list(agents.values()))
+    cost = round(sum(t.cost_usd for t in agents.values()), 6)
+    not_started = (sum(1 for p in planned if p.name not in existing)
+                   if _capped(spec, cost) else 0)
+    reason = f"{finished}/{len(planned)} runs finished"
+    if finished == len(planned):
+        phase = "Succeeded"
+    elif not_started and finished == len(existing):
+        phase = "Capped"
+        reason += (f"; the cost cap of ${spec.max_cost_usd:g} was reached (${cost:g}):"
+                   f" {not_started} not started")
+    else:
+        phase = "Running" if existing else "Pending"
+    return CampaignStatus(phase=phase, phase_reason=reason, runs=len(planned),
+                          finished=finished, not_started=not_started, cost_usd=cost,
+                          agents=list(agents.values()))
 
 
 def finished_cells(planned: list[PlannedRun], existing: dict[str, dict[str, Any]],

@@ -40,6 +40,8 @@ from dbabench.operator.api import KubeApi, owner_reference
 from dbabench.operator import campaigns
 from dbabench.operator.metrics import OperatorMetrics
 from dbabench.operator.pods import PodsExecutor
+from dbabench.runner.campaign import CampaignError
+from dbabench.runner.campaign import select as campaign_select
 from dbabench.runner.run import prepare_golden, run_scenario
 from dbabench.scenario import difficulty
 from dbabench.scenario.loader import format_validation_error, scenarios_root
@@ -264,6 +266,11 @@ async def _drive(run: Run, spec: kopf.Spec, name: str, namespace: str, memo: kop
                                       f" the {memo.config.executor} executor of this operator"
                                       f" version; it runs {', '.join(k.value for k in runs)}")
         return
+    if run_spec.agent.command is not None:
+        await run.enter(Phase.failed, "agent.command runs an external agent on the machine of"
+                                      " dbabench campaign run; on Kubernetes an external agent"
+                                      " is an image (agent.image)")
+        return
     scenario_body = await _wait_for_scenario(run, run_spec.scenario,
                                              memo.config.snapshot_timeout_seconds)
     if scenario_body is None:
@@ -298,7 +305,8 @@ async def _drive(run: Run, spec: kopf.Spec, name: str, namespace: str, memo: kop
             scenario, agent, runs_root=memo.config.runs_dir,
             manifest_text=_manifest(scenario),
             progress=lambda message: logger.info(message),
-            on_phase=lambda phase: run.enter(phase, phase.value.lower()))
+            on_phase=lambda phase: run.enter(phase, phase.value.lower()),
+            runbook=run_spec.agent.runbook)
     memo.metrics.durations.observe(time.monotonic() - started)
     await run.record(result.evaluation)
 
@@ -358,6 +366,36 @@ async def _leaderboard(api: KubeApi, namespace: str, name: str, spec: CampaignSp
                                  scenarios, found)
 
 
+async def _resolve(api: KubeApi, namespace: str, name: str, spec: CampaignSpec,
+                   stopped: kopf.DaemonStopped) -> CampaignSpec | None:
+    """The campaign's scenarios resolved against the namespace's Scenarios, as a local
+    campaign resolves them against its catalog, and pinned in the status (the plan names its
+    runs by place: it must not change). Until every name exists and every pattern matches,
+    the campaign waits (a Campaign applied with its Scenarios may come first)."""
+    reported = None
+    while not stopped:
+        available = {}
+        for found in await api.list(namespace, "scenarios", ""):
+            try:
+                available[found["metadata"]["name"]] = _scenario(found)
+            except ValidationError:
+                continue  # its own status says why; a campaign cannot run it
+        try:
+            resolved = campaign_select(spec, available, difficulty.load(scenarios_root()))
+        except CampaignError as e:
+            if str(e) != reported:
+                await api.patch_status(namespace, "campaigns", name, CampaignStatus(
+                    phase="Pending", phase_reason=f"waiting: {e}").model_dump(
+                        mode="json", by_alias=True, exclude_none=True))
+                reported = str(e)
+            await stopped.wait(CAMPAIGN_POLL_SECONDS)
+            continue
+        await api.patch_status(namespace, "campaigns", name,
+                               {"scenarios": resolved.scenarios})
+        return resolved
+    return None
+
+
 @kopf.daemon(*CAMPAIGNS, cancellation_timeout=10)
 async def drive_campaign(body: kopf.Body, spec: kopf.Spec, name: str, namespace: str,
                          memo: kopf.Memo, stopped: kopf.DaemonStopped, **_: Any) -> None:
@@ -369,6 +407,15 @@ async def drive_campaign(body: kopf.Body, spec: kopf.Spec, name: str, namespace:
         await _invalid_spec(memo.api, namespace, "campaigns", name, e, generation, conditions,
                             "Ready", CampaignStatus)
         return
+    pinned = (body.get("status") or {}).get("scenarios")
+    if pinned:
+        campaign = campaign.model_copy(update={"scenarios": pinned, "categories": None,
+                                               "difficulty": None})
+    else:
+        resolved = await _resolve(memo.api, namespace, name, campaign, stopped)
+        if resolved is None:
+            return
+        campaign = resolved
     planned = campaigns.plan(name, campaign)
     owner = owner_reference(body)
     tabled = None  # how many finished runs the published leaderboard holds
@@ -376,18 +423,20 @@ async def drive_campaign(body: kopf.Body, spec: kopf.Spec, name: str, namespace:
         memo.metrics.reconciles.labels("campaign").inc()
         existing = {r["metadata"]["name"]: r for r in await memo.api.list(
             namespace, "agentruns", f"{campaigns.CAMPAIGN_LABEL}={name}")}
-        for run in campaigns.to_start(planned, existing, campaign.max_parallel):
+        for run in campaigns.to_start(planned, existing, campaign):
             existing[run.name] = await memo.api.create_once(
                 namespace, "agentruns", campaigns.agentrun_body(run, name, campaign, owner))
-        status = campaigns.tally(planned, existing)
+        status = campaigns.tally(planned, existing, campaign)
+        status.scenarios = campaign.scenarios
         if status.finished != tabled:
             status.leaderboard = await _leaderboard(memo.api, namespace, name, campaign,
                                                     body, planned, existing)
             tabled = status.finished
-        done = status.phase == "Succeeded"
+        done = status.phase in ("Succeeded", "Capped")
         status.observed_generation = generation
         status.conditions = st.set_condition(
-            conditions, "Ready", True if done else None, "Finished" if done else "Running",
+            conditions, "Ready", True if done else None,
+            {"Succeeded": "Finished", "Capped": "CostCapReached"}.get(status.phase, "Running"),
             status.phase_reason, generation=generation)
         await memo.api.patch_status(namespace, "campaigns", name,
                                     status.model_dump(mode="json", by_alias=True,

@@ -52,10 +52,11 @@ def server_access(instance: PostgresInstance, pg_log_dir: Path,
                         pg_log_dir=pg_log_dir, control=control)
 
 
-def agent_turn(scenario: Scenario, ctx: ToolContext, trace: Path,
-               incident: str) -> tuple[ToolGate, AgentTask]:
-    """The gate the agent works through, under the scenario's budget, and what it is told."""
+def agent_turn(scenario: Scenario, ctx: ToolContext, trace: Path, incident: str,
+               runbook: str | None = None) -> tuple[ToolGate, AgentTask]:
+    """The gate the agent works through, under the scenario's budget, and what it is told
+    (with its team's ``runbook``, if it has one)."""
     budget = scenario.spec.budget
     gate = ToolGate(ctx, TraceWriter(trace),
                     Budget(max_steps=budget.max_steps, timeout_seconds=budget.timeout_seconds))
-    return gate, AgentTask.of(scenario, list(TOOL_NAMES), incident)
+    return gate, AgentTask.of(scenario, list(TOOL_NAMES), incident, runbook)

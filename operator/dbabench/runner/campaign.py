@@ -4,7 +4,8 @@ A campaign is the Campaign resource's spec, the one the operator takes, run on t
 Its directory holds ``campaign.json`` (what was asked, and what decides a verdict: the
 manifests', prompts' and scorer's digests), ``results.jsonl`` (a line per finished cell,
 appended as it finishes: the source of every table), ``events.jsonl`` (cells started, ended,
-not started) and ``cells/<agent>/<scenario>/<repeat>/`` (each cell's run directory). A
+not started) and ``cells/<agent>/<scenario>/<repeat>/`` (each cell's run directory, with the
+``task.md`` its agent was given, and the agent's ``runbook.md`` where it has one). A
 resume skips the cells ``results.jsonl`` has and refuses a campaign whose verdicts would not
 be comparable with those already recorded.
 """
@@ -18,9 +19,10 @@ import os
 import re
 import subprocess
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +35,7 @@ from dbabench.jsonl import complete_records
 from dbabench.model.campaign import CampaignRecord, CellResult, CellStatus
 from dbabench.runner import campaign_files as files
 from dbabench.model.evaluation import EvaluationResult
-from dbabench.model.kube import MODEL_KINDS, AgentKind, AgentSpec, CampaignSpec, RunSummary
+from dbabench.model.kube import AgentSpec, CampaignSpec, RunSummary
 from dbabench.model.report import Report
 from dbabench.model.scenario import Scenario
 from dbabench.model.trace import TraceEvent
@@ -66,8 +68,41 @@ class Cell:
         return self.label, self.scenario, self.repeat
 
 
+def _pattern(entry: str) -> bool:
+    return any(c in entry for c in "*?[")
+
+
+def select(spec: CampaignSpec, available: Mapping[str, Scenario],
+           stored: dict[str, difficulty.Difficulty]) -> CampaignSpec:
+    """The campaign with its scenarios resolved: each entry a name or a pattern over
+    ``available``'s names (in the entries' order, patterns' matches sorted, each once), then
+    only those of the asked categories and measured difficulty. Every entry must name or
+    match one, and something must be left."""
+    names: list[str] = []
+    for entry in spec.scenarios:
+        matched = (sorted(n for n in available if fnmatchcase(n, entry)) if _pattern(entry)
+                   else [entry] if entry in available else [])
+        if not matched:
+            raise CampaignError(f"no scenario {'matches' if _pattern(entry) else 'is named'}"
+                                f" {entry!r}")
+        names += [n for n in matched if n not in names]
+    if spec.categories is not None:
+        names = [n for n in names if available[n].spec.category in spec.categories]
+    if spec.difficulty is not None:
+        names = [n for n in names
+                 if difficulty.describe(available[n], stored)[1] == spec.difficulty]
+    if not names:
+        raise CampaignError("no scenario is left of " + ", ".join(spec.scenarios) + " once"
+                            " filtered by" + "".join(
+                                [f" categories {', '.join(c.value for c in spec.categories)}"
+                                 if spec.categories else "",
+                                 f" difficulty {spec.difficulty}" if spec.difficulty else ""]))
+    return spec.model_copy(update={"scenarios": names, "categories": None, "difficulty": None})
+
+
 def cells(spec: CampaignSpec) -> list[Cell]:
-    """In the order they start: repeats outermost, so early results cover every pair."""
+    """Of a resolved campaign (``select``), in the order they start: repeats outermost, so
+    early results cover every pair."""
     return [Cell(scenario, agent, repeat) for repeat in range(spec.repeats)
             for scenario in spec.scenarios for agent in spec.agents]
 
@@ -89,11 +124,13 @@ def _commit() -> str | None:
 
 def record(name: str, spec: CampaignSpec, scenarios: dict[str, Scenario],
            digests: dict[str, str], *, jobs: int, max_cost_usd: float | None,
-           command: list[str], cwd: str, created_at: datetime | None = None) -> CampaignRecord:
-    """What this dbabench records of a campaign now; ``digests``: of each scenario's manifest
-    as the shell has it (a file, a resource's spec)."""
+           command: list[str], cwd: str, created_at: datetime | None = None,
+           asked: CampaignSpec | None = None) -> CampaignRecord:
+    """What this dbabench records of a campaign now: ``spec`` resolved (``select``), as
+    ``asked`` where that differs; ``digests``: of each scenario's manifest as the shell has
+    it (a file, a resource's spec)."""
     return CampaignRecord(
-        name=name, spec=spec, scenario_digests={s: digests[s] for s in spec.scenarios},
+        name=name, spec=spec, asked=asked, scenario_digests={s: digests[s] for s in spec.scenarios},
         symptoms={s: scenarios[s].spec.symptom for s in spec.scenarios if s in scenarios},
         prompt_digest=digest(PROMPTS.read_bytes()), scorer=scorer.current(),
         price_table=load_prices().as_of, jobs=jobs, max_cost_usd=max_cost_usd,
@@ -121,12 +158,9 @@ def check_resumable(stored: CampaignRecord, now: CampaignRecord) -> None:
 
 
 def build_agent(spec: AgentSpec, scenario: Scenario) -> Agent:
-    """A cell's agent; a model agent's address and key come from this environment (the
-    spec's baseUrl first), as for ``dbabench run``."""
-    if spec.kind == AgentKind.external:
-        raise CampaignError("external agents as images run on the operator's pods executor;"
-                            " locally, a campaign runs the harness's own agents")
-    if spec.kind in MODEL_KINDS:
+    """A cell's agent; a model agent's address and key (a metered command's too) come from
+    this environment (the spec's baseUrl first), as for ``dbabench run``."""
+    if registry.metered_provider(spec) is not None:
         env = {**os.environ, **registry.model_environment(spec, None)}
         return registry.build(spec, scenario, env=env)
     return registry.build(spec, scenario)
@@ -230,10 +264,13 @@ async def run_campaign(campaign: CampaignRecord, out: Path,
             progress(f"{cell.label} on {cell.scenario} #{cell.repeat}: started")
             root = cell_dir(out, cell)
             root.mkdir(parents=True, exist_ok=True)
+            if cell.agent.runbook is not None:
+                (root / "runbook.md").write_text(cell.agent.runbook)
             started = time.monotonic()
             try:
                 run = await run_scenario(scenario, build_agent(cell.agent, scenario),
-                                         runs_root=root, manifest_text=path.read_text())
+                                         runs_root=root, manifest_text=path.read_text(),
+                                         runbook=cell.agent.runbook)
                 result = _ran(cell, scenario, stored, out, time.monotonic() - started, run)
             except Exception as e:  # noqa: BLE001  a harness failure is this cell's only
                 result = cell_result(cell, scenario, stored, None,

@@ -367,7 +367,7 @@ async def tools() -> None:
         ctx = ToolContext(primary=primary, replica=standby, business_log=mirror.business_log,
                           prometheus_url=f"http://{host}:{port}", knowledge_index=index)
         gate, task = assembly.agent_turn(scenario, ctx, _work_dir() / "trace.jsonl",
-                                         new_incident())
+                                         new_incident(), spec.runbook)
         Path(need("task_file")).write_text(task.model_dump_json(indent=1))
         started = time.monotonic()
         async with serve(gate, task, need("tools_token"), "0.0.0.0", _port("tools"),

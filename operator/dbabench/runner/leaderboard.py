@@ -15,7 +15,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from dbabench.model.campaign import BECAME, CampaignRecord, CellResult
+from dbabench.model.campaign import BECAME, SECONDARY, CampaignRecord, CellResult
 
 LEADERBOARD_FILE = "leaderboard.md"
 CSV_FILE = "results.csv"
@@ -115,6 +115,11 @@ def board(campaign: CampaignRecord, cells: list[CellResult],
     sections.append(Section("What became of each scored run", ["agent", *BECAME], [
         [a, *(sum(1 for c in by_agent[a] if c.summary is not None and c.became == label)
               for label in BECAME)] for a in agents]))
+    sections.append(Section("What else went wrong", ["agent", *SECONDARY], [
+        [a, *(sum(1 for c in by_agent[a] if c.summary is not None and label in c.secondary)
+              for label in SECONDARY)] for a in agents],
+        "Secondary labels of scored runs, derived from their checks, safety rules, reports"
+        " and traces; a run may have several."))
     sections.append(Section(
         "Said done, was not", ["agent", "scenario", "repeat", "failed checks"],
         [[c.agent, c.scenario, c.repeat, ", ".join(c.failed_checks)] for c in scored
@@ -163,7 +168,7 @@ def markdown(b: Board) -> str:
 CSV_COLUMNS = ("agent", "scenario", "repeat", "category", "difficulty", "depth", "status",
                "reason", "outcome_pass", "diagnosis_pass", "safe_pass", "integrity_violated",
                "f", "f1", "penalty", "cost_usd", "cost_basis", "tool_calls", "wall_seconds",
-               "label", "failed_checks", "violations", "run_dir")
+               "label", "secondary", "failed_checks", "violations", "run_dir")
 
 
 def results_csv(cells: list[CellResult]) -> str:
@@ -179,5 +184,6 @@ def results_csv(cells: list[CellResult]) -> str:
                 s.outcome_pass, s.diagnosis_pass, s.safe_pass, s.integrity_violated, s.f, s.f1,
                 s.penalty, s.cost_usd, s.cost_basis)),
             c.tool_calls, c.wall_seconds, "" if s is None else c.became,
-            ";".join(c.failed_checks), ";".join(c.violations), c.run_dir or ""])
+            "" if s is None else ";".join(c.secondary), ";".join(c.failed_checks),
+            ";".join(c.violations), c.run_dir or ""])
     return buffer.getvalue()

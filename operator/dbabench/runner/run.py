@@ -198,8 +198,9 @@ async def _admit_while_monitoring_starts(threads: RunThreads, scenario: Scenario
 
 async def run_scenario(scenario: Scenario, agent: Agent, *, runs_root: Path,
                        manifest_text: str, progress: Progress = lambda _: None,
-                       on_phase: OnPhase = _no_phase) -> RunResult:
-    """One run; ``on_phase`` hears each phase of the AgentRun life cycle as it starts.
+                       on_phase: OnPhase = _no_phase, runbook: str | None = None) -> RunResult:
+    """One run; ``on_phase`` hears each phase of the AgentRun life cycle as it starts;
+    ``runbook``: the agent's team's, given with its task (``task.md`` keeps what it was told).
 
     Cancelled in any phase (Ctrl+C, SIGTERM), the run stops within seconds: everything it
     started is stopped, its clone discarded, the store released, and no verdict written
@@ -255,7 +256,9 @@ async def run_scenario(scenario: Scenario, agent: Agent, *, runs_root: Path,
                               prometheus_url=monitoring.prometheus_url,
                               knowledge_index=await asyncio.shield(index))
             budget = scenario.spec.budget
-            gate, task = assembly.agent_turn(scenario, ctx, run_dir / "trace.jsonl", incident)
+            gate, task = assembly.agent_turn(scenario, ctx, run_dir / "trace.jsonl", incident,
+                                             runbook)
+            (run_dir / "task.md").write_text(task.as_text() + "\n")
             progress(f"agent {agent.name} at work (budget {budget.max_steps} steps,"
                      f" {budget.timeout_seconds:.0f}s)")
             await _checkpoint(on_phase, Phase.running)
