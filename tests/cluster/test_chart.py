@@ -298,7 +298,10 @@ def test_service_account_has_exactly_what_the_operator_needs(
     allowed += [("patch", r, release, "--subresource=status")
                 for r in ("scenarios.dbabench.io", "agentruns.dbabench.io")]
     allowed += [("create", "evaluations.dbabench.io", release), ("create", "events", release)]
+    # a Campaign's results record, and nothing else of ConfigMaps
+    allowed += [(v, "configmaps", release) for v in ("get", "create", "patch")]
     denied = [("get", "secrets", release), ("list", "secrets", release),
+              ("delete", "configmaps", release), ("get", "configmaps", other),
               ("get", "secrets", other), ("get", "secrets", "kube-system"),
               ("list", "pods", "kube-system"),
               ("create", "scenarios.dbabench.io", other),

@@ -204,7 +204,7 @@ def test_campaign_of_model_and_scripted_agents_survives_an_operator_kill(
         react = model_agentrun("x", "openai:gpt-4o-mini", "gateway-key", model.url)
         campaign_body = {
             "apiVersion": "dbabench.io/v1alpha1", "kind": "Campaign", "metadata": {"name": "cmp"},
-            "spec": {"scenarios": ["stale-stats-lock-chain", SECOND_SCENARIO], "repeats": 2,
+            "spec": {"scenarios": ["stale-stats-lock-chain", "new-market-*"], "repeats": 2,
                      "maxParallel": 2,
                      "agents": [{"kind": "reference"}, react["spec"]["agent"]]}}
         apply(control_plane, namespace, campaign_body)
@@ -221,9 +221,27 @@ def test_campaign_of_model_and_scripted_agents_survives_an_operator_kill(
         operator.start()
         eventually(lambda: phase_of(control_plane, "campaign", "cmp", namespace) == "Succeeded",
                    "campaign finished", timeout=1200, interval=2)
+        # a campaign-wide cost cap the first run's cost reaches: no run starts after it
+        capped = {"apiVersion": "dbabench.io/v1alpha1", "kind": "Campaign",
+                  "metadata": {"name": "capped"},
+                  "spec": {"scenarios": [SECOND_SCENARIO], "repeats": 3, "maxCostUsd": 1e-6,
+                           "agents": [react["spec"]["agent"]]}}
+        apply(control_plane, namespace, capped)
+        eventually(lambda: phase_of(control_plane, "campaign", "capped", namespace) == "Capped",
+                   "capped campaign stopped", timeout=400, interval=2)
+    capped_status = get(control_plane, "campaign", "capped", namespace)["status"]
+    assert (capped_status["finished"], capped_status["notStarted"]) == (1, 2), capped_status
+    assert "cost cap of $1e-06 was reached" in capped_status["phaseReason"]
+    assert "The campaign's cost cap of $1e-06 was reached: 2 cells were not started." \
+        in capped_status["leaderboard"]
+    assert [r["metadata"]["name"] for r in json.loads(control_plane.kubectl(
+        "get", "agentruns", "-n", namespace, "-l", "dbabench.io/campaign=capped", "-o",
+        "json").stdout)["items"]] == ["capped-0000"]
     campaign = get(control_plane, "campaign", "cmp", namespace)
     status = campaign["status"]
     assert (status["runs"], status["finished"]) == (8, 8), status
+    # the pattern resolved against the namespace's Scenarios, and kept
+    assert status["scenarios"] == ["stale-stats-lock-chain", SECOND_SCENARIO]
     runs = campaign_runs()
     names = sorted(r["metadata"]["name"] for r in runs)
     assert names == [f"cmp-{i:04d}" for i in range(8)]
@@ -255,6 +273,14 @@ def test_campaign_of_model_and_scripted_agents_survives_an_operator_kill(
         in board
     assert "| react:openai:gpt-4o-mini@low | 4 | 0/4 (0%) |" in board
     assert f"| {SECOND_SCENARIO} | 2/2 (100%) | 0/2 (0%) |" in board
+    # its records, kept in ConfigMaps, give a local campaign directory the same table
+    fetched = scratch_root / f"fetched-{namespace}"
+    done = subprocess.run([sys.executable, "-m", "dbabench.cli.main", "campaign", "fetch",
+                           "cmp", "-n", namespace, "--out", str(fetched)],
+                          env=control_plane.env(), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (fetched / "leaderboard.md").read_text() == board
+    assert len((fetched / "results.jsonl").read_text().splitlines()) == 8
 
 
 def test_run_of_a_scenario_that_never_gets_a_snapshot_is_an_infra_error(
@@ -323,6 +349,11 @@ def test_react_agentrun_is_graded_with_its_metered_cost_and_bad_keys_are_refused
                                                        "no-such-secret", model.url))
         apply(control_plane, namespace, model_agentrun("no-price", "openai:gpt-9-unpriced",
                                                        "gateway-key", model.url))
+        apply(control_plane, namespace, {
+            "apiVersion": "dbabench.io/v1alpha1", "kind": "AgentRun",
+            "metadata": {"name": "command"},
+            "spec": {"scenario": "stale-stats-lock-chain",
+                     "agent": {"kind": "external", "command": ["./my-agent"]}}})
         eventually(lambda: phase_of(control_plane, "agentrun", "react", namespace) in (
             "Succeeded", "Failed", "InfraError"), "react run finished", timeout=400)
         requests = model.requests()
@@ -342,7 +373,8 @@ def test_react_agentrun_is_graded_with_its_metered_cost_and_bad_keys_are_refused
     assert "gpt-4o-mini" in table and "Succeeded" in table
 
     for name, needle in (("no-secret", "Secret no-such-secret (agent.apiKeySecret) not found"),
-                         ("no-price", "gpt-9-unpriced")):
+                         ("no-price", "gpt-9-unpriced"),
+                         ("command", "agent.command runs an external agent on the machine")):
         refused = get(control_plane, "agentrun", name, namespace)["status"]
         assert refused["phase"] == "Failed" and needle in refused["phaseReason"], refused
         assert "startedAt" not in refused

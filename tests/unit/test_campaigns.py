@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from dbabench.model.kube import AgentSpec, CampaignSpec, OwnerReference
+from dbabench.env.kube import campaign_results, joined_results
 from dbabench.operator import campaigns
+from dbabench.runner.campaign_files import write_records
+from dbabench.runner.html_report import write_tables
+from dbabench.runner.leaderboard import LEADERBOARD_FILE
 
 SPEC = CampaignSpec.model_validate({
     "scenarios": ["a", "b"], "repeats": 2, "maxParallel": 3,
@@ -131,7 +137,7 @@ def test_an_external_agent_takes_a_gateway_only_to_be_metered() -> None:
         AgentSpec.model_validate({"kind": "react", "model": "openai:gpt-4o", "meter": "openai"})
 
 
-def test_the_operator_tables_a_campaign_as_the_command_line_does() -> None:
+def test_the_operator_tables_a_campaign_as_the_command_line_does(tmp_path: Path) -> None:
     from datetime import datetime, timezone
 
     from dbabench.model.evaluation import (DiagnosisResult, EvaluationResult, OutcomeResult,
@@ -161,11 +167,35 @@ def test_the_operator_tables_a_campaign_as_the_command_line_does() -> None:
     assert [(c.agent, c.repeat, c.status) for c in found] == [
         ("reference", 0, "scored"), ("null", 0, "scored"), ("null", 1, "infra_error")]
     assert found[0].finished_at == datetime(2026, 12, 1, 10, tzinfo=timezone.utc)
-    board = campaigns.leaderboard("cmp", spec, "2026-12-01T09:00:00Z",
-                                  {scenario.name: {"spec": {"x": 1}}}, {scenario.name: scenario},
-                                  found)
+    made = campaigns.tables("cmp", spec, "2026-12-01T09:00:00Z",
+                            {scenario.name: {"spec": {"x": 1}}}, {scenario.name: scenario},
+                            found, [])
+    board = made.leaderboard
     assert "4 cells planned (2 agents x 1 scenarios x 2 repeats): 2 scored, 1 without a fair" \
            " run, 0 not started, 1 pending" in board
     assert "| reference | 1 | 1/1 (100%) |" in board and "| null | 1 | 0/1 (0%) |" in board
     assert "| null | stale-stats-lock-chain | 1 | infra_error | fault did not manifest: x |" \
         in board
+    # the records it keeps (in its ConfigMaps) give the command line the same table, and
+    # every plot and page
+    directory = tmp_path / "fetched"
+    write_records(directory, joined_results(campaign_results("cmp", None, made.records)))
+    write_tables(directory)
+    assert (directory / LEADERBOARD_FILE).read_text() == board
+    assert (directory / "report" / "index.html").exists()
+
+
+def test_a_campaign_record_of_any_size_fits_its_configmaps() -> None:
+    lines = [json.dumps({"cell": i, "pad": "x" * 900}) + "\n" for i in range(2500)]
+    records = {"campaign.json": "{}", "results.jsonl": "".join(lines), "events.jsonl": ""}
+    bodies = campaign_results("cmp", None, records)
+    assert [b["metadata"]["name"] for b in bodies] == ["cmp-results-0", "cmp-results-1",
+                                                       "cmp-results-2"]
+    assert all(len(json.dumps(b)) < 1_000_000 for b in bodies)
+    assert set(bodies[1]["data"]) == {"results.jsonl"}
+    assert bodies[0]["metadata"]["labels"] == {campaigns.CAMPAIGN_LABEL: "cmp",
+                                               "dbabench.io/component": "results"}
+    # shards come back in any order, as the API lists them
+    assert joined_results(bodies[::-1]) == records
+    empty = {**records, "results.jsonl": ""}
+    assert joined_results(campaign_results("cmp", None, empty)) == empty

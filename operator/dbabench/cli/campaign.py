@@ -157,6 +157,29 @@ def _report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _fetch(args: argparse.Namespace) -> int:
+    from kubernetes.config import ConfigException
+
+    from dbabench.env.kube import read_campaign_results
+
+    directory = args.out or campaigns_dir() / args.name
+    if (directory / files.CAMPAIGN_FILE).exists() and not args.replace:
+        raise CampaignError(f"{directory} holds a campaign already: --replace to overwrite its"
+                            " records, or choose another --out")
+    try:
+        records = read_campaign_results(args.name, args.namespace)
+    except ConfigException as e:
+        raise CampaignError(f"no Kubernetes API to read from: {e}") from e
+    if records is None:
+        raise CampaignError(f"Campaign {args.name} in namespace {args.namespace} has no results"
+                            " ConfigMaps (it records them once a run has finished)")
+    files.write_records(directory, records)
+    write_tables(directory)
+    out.print(f"wrote {directory}: {len(files.results(directory))} finished cells, their tables,"
+              " plots and report")
+    return EXIT_OK
+
+
 def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     c = sub.add_parser("campaign", help="rank agents: a Campaign manifest's matrix of agents x"
                                         " scenarios x repeats, run here")
@@ -182,3 +205,14 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
                                             " records")
     rep.add_argument("dir", type=Path)
     rep.set_defaults(func=_report)
+    fetch = actions.add_parser("fetch", help="a Campaign resource's records (its results"
+                                             " ConfigMaps) as a campaign directory, with its"
+                                             " tables, plots and report")
+    fetch.add_argument("name", help="the Campaign's name")
+    fetch.add_argument("-n", "--namespace", default="default")
+    fetch.add_argument("--out", type=Path, default=None,
+                       help="the campaign directory (default: $DBABENCH_CAMPAIGNS or"
+                            " ./.dbabench/campaigns, then NAME)")
+    fetch.add_argument("--replace", action="store_true",
+                       help="overwrite the records of a directory fetched before")
+    fetch.set_defaults(func=_fetch)

@@ -70,6 +70,7 @@ else:
 
 GROUP = "dbabench.io"
 RUN_LABEL = f"{GROUP}/run"
+CAMPAIGN_LABEL = f"{GROUP}/campaign"
 COMPONENT_LABEL = f"{GROUP}/component"
 GOLDEN_LABEL = f"{GROUP}/golden"
 SNAPSHOT_GROUP = "snapshot.storage.k8s.io"
@@ -596,6 +597,44 @@ def result_configmap(name: str, run: str, owner: dict[str, Any] | None,
                      payloads: dict[str, bytes]) -> dict[str, Any]:
     return _wire(_configmap(name, run, "result", owner,
                             binary_data={key: pack(value) for key, value in payloads.items()}))
+
+
+RESULTS_PER_CONFIGMAP = 1000
+"""Lines of results.jsonl a campaign's ConfigMap holds: a line is under 1 KiB, a ConfigMap at
+most 1 MiB."""
+RESULTS_COMPONENT = "results"
+
+
+def campaign_results(campaign: str, owner: dict[str, Any] | None,
+                     records: dict[str, str]) -> list[dict[str, Any]]:
+    """A Campaign resource's records (``records``: campaign.json, results.jsonl and
+    events.jsonl, as a local campaign's directory holds them) as ConfigMaps
+    ``<campaign>-results-<k>``: the first has every file, each further one the next
+    RESULTS_PER_CONFIGMAP lines of results.jsonl; ``read_campaign_results`` joins them."""
+    lines = records["results.jsonl"].splitlines(keepends=True)
+    shards = [lines[i:i + RESULTS_PER_CONFIGMAP]
+              for i in range(0, max(len(lines), 1), RESULTS_PER_CONFIGMAP)]
+    return [_wire(_configmap(f"{campaign}-results-{k}", campaign, RESULTS_COMPONENT, owner,
+                             CAMPAIGN_LABEL,
+                             data={**(records if k == 0 else {}), "results.jsonl": "".join(s)}))
+            for k, s in enumerate(shards)]
+
+
+def joined_results(bodies: list[dict[str, Any]]) -> dict[str, str]:
+    """The records ``campaign_results`` split into ConfigMaps (their bodies, any order)."""
+    shards = sorted(bodies, key=lambda cm: int(cm["metadata"]["name"].rsplit("-", 1)[1]))
+    records = dict(shards[0].get("data") or {})
+    records["results.jsonl"] = "".join((cm.get("data") or {}).get("results.jsonl", "")
+                                       for cm in shards)
+    return records
+
+
+def read_campaign_results(campaign: str, namespace: str) -> dict[str, str] | None:
+    """The records of a Campaign resource (None: it has none, or is not there)."""
+    found = core_api().list_namespaced_config_map(
+        namespace, label_selector=f"{CAMPAIGN_LABEL}={campaign},"
+                                  f"{COMPONENT_LABEL}={RESULTS_COMPONENT}").items
+    return joined_results([_wire(cm) for cm in found]) if found else None
 
 
 def owner_from_env() -> dict[str, Any] | None:

@@ -13,6 +13,9 @@ from dbabench.model.crd import GROUP, VERSION
 from dbabench.model.kube import OwnerReference
 
 
+FIELD_MANAGER = "dbabench-operator"
+
+
 class KubeApi:
     def __init__(self) -> None:
         try:
@@ -38,6 +41,14 @@ class KubeApi:
                 if e.status != 409:
                     raise
         await asyncio.to_thread(create)
+
+    async def apply(self, namespace: str, body: dict[str, Any]) -> None:
+        """Create or update ``body`` as this operator's (server-side apply): the objects the
+        operator alone writes, rewritten whole as they change."""
+        await asyncio.to_thread(
+            lambda: self._resource(body["apiVersion"], body["kind"]).server_side_apply(
+                body=body, namespace=namespace, field_manager=FIELD_MANAGER,
+                force_conflicts=True))
 
     async def read(self, namespace: str, api_version: str, kind: str,
                    name: str) -> dict[str, Any] | None:

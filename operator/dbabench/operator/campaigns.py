@@ -14,9 +14,11 @@ from datetime import datetime
 from typing import Any
 
 from dbabench.model.campaign import CellResult
+from dbabench.env.kube import CAMPAIGN_LABEL
 from dbabench.model.crd import GROUP
 from dbabench.model.evaluation import EvaluationResult
 from dbabench.model.scenario import Scenario
+from dbabench.runner import campaign_files as files
 from dbabench.runner.campaign import Cell, cell_result, cells, digest, record
 from dbabench.runner.leaderboard import board, markdown
 from dbabench.scenario import difficulty
@@ -24,7 +26,6 @@ from dbabench.model.evaluation import combined_basis
 from dbabench.model.kube import (AgentRun, AgentRunSpec, AgentSpec, AgentTally, CampaignSpec,
                                  CampaignStatus, ObjectMeta, OwnerReference, Phase, wire)
 
-CAMPAIGN_LABEL = f"{GROUP}/campaign"
 TERMINAL = {Phase.succeeded.value, Phase.failed.value, Phase.infra_error.value}
 # Label values stop at 63 characters; a run name is one.
 MAX_PREFIX = 55
@@ -139,16 +140,38 @@ def finished_cells(planned: list[PlannedRun], existing: dict[str, dict[str, Any]
     return found
 
 
-def leaderboard(campaign: str, spec: CampaignSpec, created_at: str | None,
-                scenario_bodies: dict[str, dict[str, Any]], scenarios: dict[str, Scenario],
-                found: list[CellResult]) -> str:
-    """leaderboard.md of the campaign's finished runs, as ``dbabench campaign`` writes it."""
+def not_started(planned: list[PlannedRun], existing: dict[str, dict[str, Any]],
+                spec: CampaignSpec) -> list[dict[str, Any]]:
+    """The cells the cost cap kept from starting, as a local campaign's events name them."""
+    if not tally(planned, existing, spec).not_started:
+        return []
+    return [files.event_record(files.NOT_STARTED, agent=p.agent.label, scenario=p.scenario,
+                               repeat=p.repeat, reason=f"the campaign's cost cap of"
+                                                       f" ${spec.max_cost_usd:g} was reached")
+            for p in planned if p.name not in existing]
+
+
+@dataclass(frozen=True)
+class Tables:
+    leaderboard: str
+    records: dict[str, str]
+    """The campaign directory's records by file name (campaign_files.RECORD_FILES)."""
+
+
+def tables(campaign: str, spec: CampaignSpec, created_at: str | None,
+           scenario_bodies: dict[str, dict[str, Any]], scenarios: dict[str, Scenario],
+           found: list[CellResult], skipped: list[dict[str, Any]]) -> Tables:
+    """leaderboard.md of the campaign's finished runs, as ``dbabench campaign`` writes it, and
+    the records it is built from, as a local campaign keeps them."""
     digests = {s: digest(json.dumps(body.get("spec"), sort_keys=True).encode())
                for s, body in scenario_bodies.items()}
     made = record(campaign, spec, scenarios, {s: digests.get(s, "") for s in spec.scenarios},
-                  jobs=spec.max_parallel, max_cost_usd=None, command=["dbabench", "operator"],
-                  cwd="", created_at=_when(created_at))
-    return markdown(board(made, found, []))
+                  jobs=spec.max_parallel, max_cost_usd=spec.max_cost_usd,
+                  command=["dbabench", "operator"], cwd="", created_at=_when(created_at))
+    return Tables(markdown(board(made, found, skipped)), {
+        files.CAMPAIGN_FILE: made.model_dump_json(indent=1),
+        files.RESULTS_FILE: "".join(files.line(r.model_dump(mode="json")) for r in found),
+        files.EVENTS_FILE: "".join(files.line(e) for e in skipped)})
 
 
 def _when(stamp: str | None) -> datetime | None:

@@ -26,7 +26,7 @@ from pydantic import Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from dbabench.agents import registry
-from dbabench.env.kube import KubeSettings
+from dbabench.env.kube import KubeSettings, campaign_results
 from dbabench.errors import RETRY_LIMIT, BadInput, Disposition, disposition
 from dbabench.model.crd import GROUP, VERSION
 from dbabench.model.evaluation import EvaluationResult
@@ -260,16 +260,16 @@ async def _drive(run: Run, spec: kopf.Spec, name: str, namespace: str, memo: kop
     except ValidationError as e:
         await run.enter(Phase.failed, format_validation_error(f"AgentRun {name}", e))
         return
+    if run_spec.agent.command is not None:
+        await run.enter(Phase.failed, "agent.command runs an external agent on the machine of"
+                                      " dbabench campaign run; on Kubernetes an external agent"
+                                      " is an image (agent.image)")
+        return
     runs = RUN_KINDS[memo.config.executor]
     if run_spec.agent.kind not in runs:
         await run.enter(Phase.failed, f"agent kind {run_spec.agent.kind.value} is not run by"
                                       f" the {memo.config.executor} executor of this operator"
                                       f" version; it runs {', '.join(k.value for k in runs)}")
-        return
-    if run_spec.agent.command is not None:
-        await run.enter(Phase.failed, "agent.command runs an external agent on the machine of"
-                                      " dbabench campaign run; on Kubernetes an external agent"
-                                      " is an image (agent.image)")
         return
     scenario_body = await _wait_for_scenario(run, run_spec.scenario,
                                              memo.config.snapshot_timeout_seconds)
@@ -351,9 +351,9 @@ async def _wait_for_scenario(run: Run, scenario: str, timeout: float) -> kopf.Bo
     return None
 
 
-async def _leaderboard(api: KubeApi, namespace: str, name: str, spec: CampaignSpec,
-                       body: kopf.Body, planned: list[campaigns.PlannedRun],
-                       existing: dict[str, dict[str, Any]]) -> str:
+async def _tables(api: KubeApi, namespace: str, name: str, spec: CampaignSpec,
+                  body: kopf.Body, planned: list[campaigns.PlannedRun],
+                  existing: dict[str, dict[str, Any]]) -> campaigns.Tables:
     bodies = {s: found for s in spec.scenarios
               if (found := await api.get(namespace, "scenarios", s)) is not None}
     scenarios = {s: _scenario(b) for s, b in bodies.items()}
@@ -362,8 +362,8 @@ async def _leaderboard(api: KubeApi, namespace: str, name: str, spec: CampaignSp
                                            f"{campaigns.CAMPAIGN_LABEL}={name}")}
     found = campaigns.finished_cells(planned, existing, evaluations, scenarios,
                                      difficulty.load(scenarios_root()))
-    return campaigns.leaderboard(name, spec, body["metadata"].get("creationTimestamp"), bodies,
-                                 scenarios, found)
+    return campaigns.tables(name, spec, body["metadata"].get("creationTimestamp"), bodies,
+                            scenarios, found, campaigns.not_started(planned, existing, spec))
 
 
 async def _resolve(api: KubeApi, namespace: str, name: str, spec: CampaignSpec,
@@ -429,8 +429,10 @@ async def drive_campaign(body: kopf.Body, spec: kopf.Spec, name: str, namespace:
         status = campaigns.tally(planned, existing, campaign)
         status.scenarios = campaign.scenarios
         if status.finished != tabled:
-            status.leaderboard = await _leaderboard(memo.api, namespace, name, campaign,
-                                                    body, planned, existing)
+            made = await _tables(memo.api, namespace, name, campaign, body, planned, existing)
+            for results in campaign_results(name, wire(owner), made.records):
+                await memo.api.apply(namespace, results)
+            status.leaderboard = made.leaderboard
             tabled = status.finished
         done = status.phase in ("Succeeded", "Capped")
         status.observed_generation = generation

@@ -16,6 +16,13 @@ CAMPAIGN_FILE = "campaign.json"
 RESULTS_FILE = "results.jsonl"
 EVENTS_FILE = "events.jsonl"
 NOT_STARTED = "cell-not-started"
+RECORD_FILES = (CAMPAIGN_FILE, RESULTS_FILE, EVENTS_FILE)
+"""What a campaign keeps: every table, plot and page is built from these."""
+
+
+def line(fields: dict[str, Any]) -> str:
+    """A record as a line of results.jsonl or events.jsonl, wherever it is kept."""
+    return json.dumps(fields, sort_keys=True) + "\n"
 
 
 def append(path: Path, fields: dict[str, Any]) -> None:
@@ -23,19 +30,33 @@ def append(path: Path, fields: dict[str, Any]) -> None:
     and a campaign killed at any point keeps every one it wrote."""
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
-        os.write(fd, (json.dumps(fields, sort_keys=True) + "\n").encode())
+        os.write(fd, line(fields).encode())
         os.fsync(fd)
     finally:
         os.close(fd)
 
 
+def event_record(name: str, at: datetime | None = None, **detail: Any) -> dict[str, Any]:
+    return {"at": (at or datetime.now(timezone.utc)).isoformat(), "event": name, **detail}
+
+
 def event(out: Path, name: str, **detail: Any) -> None:
-    append(out / EVENTS_FILE, {"at": datetime.now(timezone.utc).isoformat(), "event": name,
-                               **detail})
+    append(out / EVENTS_FILE, event_record(name, **detail))
 
 
 def campaign(out: Path) -> CampaignRecord:
     return CampaignRecord.model_validate_json((out / CAMPAIGN_FILE).read_text())
+
+
+def write_records(out: Path, records: dict[str, str]) -> None:
+    """A campaign directory from its records kept elsewhere (the Campaign resource's
+    ConfigMaps): ``records`` by file name, the files of RECORD_FILES only."""
+    unknown = sorted(set(records) - set(RECORD_FILES))
+    if unknown or CAMPAIGN_FILE not in records:
+        raise ValueError(f"not a campaign's records: {', '.join(unknown) or 'no campaign.json'}")
+    out.mkdir(parents=True, exist_ok=True)
+    for name, text in records.items():
+        (out / name).write_text(text)
 
 
 def results(out: Path) -> list[CellResult]:
