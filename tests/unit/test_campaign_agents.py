@@ -3,6 +3,7 @@ the real catalog; its agents' runbooks and external commands, as the manifest gi
 
 from __future__ import annotations
 
+import io
 import re
 from pathlib import Path
 
@@ -125,3 +126,33 @@ def test_a_runbook_file_is_read_beside_the_manifest_into_the_spec(
                                            "runbookFile": "books/locks.md"}])
     assert main(["campaign", "run", str(both), "--dry-run"]) == EXIT_USAGE
     assert "not both" in capsys.readouterr().err
+
+
+def test_progress_shows_the_campaign_and_each_cell_at_work(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from rich.console import Console
+
+    from dbabench.cli import campaign as shell
+    from dbabench.runner.campaign import Cell
+
+    cell = Cell("stale-stats-lock-chain", AgentSpec.model_validate({"kind": "null"}), 0)
+    screen = io.StringIO()
+    monkeypatch.setattr(shell, "console", Console(file=screen, force_terminal=True, width=150))
+    with shell._Display(2, 0) as display:
+        display(cell, "started", False)
+        display(cell, "provisioning (reflink store)", False)
+        campaign, running = display.bars.tasks
+        assert "null on stale-stats-lock-chain #0" in running.description
+        assert "provisioning (reflink store)" in running.description
+        display(cell, "Safe Pass", True)
+        assert [t.completed for t in display.bars.tasks] == [1]
+    assert "null on stale-stats-lock-chain #0: Safe Pass" in screen.getvalue()
+    # in a log, a line as a cell starts and as it ends; the run's news stays in its directory
+    log = io.StringIO()
+    monkeypatch.setattr(shell, "console", Console(file=log, width=150))
+    with shell._Display(2, 1) as display:
+        for news, ended in (("started", False), ("provisioning", False), ("Safe Pass", True)):
+            display(cell, news, ended)
+    assert log.getvalue().splitlines() == [
+        "1/2 null on stale-stats-lock-chain #0: started",
+        "2/2 null on stale-stats-lock-chain #0: Safe Pass"]

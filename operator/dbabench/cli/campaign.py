@@ -11,6 +11,8 @@ from pathlib import Path
 from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TaskID,
+                           TextColumn, TimeElapsedColumn)
 from rich.table import Table
 
 from dbabench.cli.interrupt import run_interruptible
@@ -19,7 +21,7 @@ from dbabench.agents import registry
 from dbabench.model.kube import Campaign, CampaignSpec
 from dbabench.paths import campaigns_dir
 from dbabench.runner import campaign_files as files
-from dbabench.runner.campaign import (CampaignError, cells, check_agents, check_resumable,
+from dbabench.runner.campaign import (CampaignError, Cell, cells, check_agents, check_resumable,
                                       digest, record, run_campaign, select)
 from dbabench.runner.html_report import write_tables
 from dbabench.runner.leaderboard import LEADERBOARD_FILE
@@ -89,6 +91,50 @@ def _plan(name: str, spec: CampaignSpec, max_cost: float | None) -> Table:
     return table
 
 
+class _Display:
+    """A campaign's progress: on a terminal, a bar for the campaign and a line for each cell
+    at work with its run's latest news; elsewhere (a CI log), a line as each cell starts and
+    ends."""
+
+    def __init__(self, total: int, finished: int) -> None:
+        self.total, self.finished = total, finished
+        self.live = console.is_terminal
+        self.bars = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                             MofNCompleteColumn(), TimeElapsedColumn(), console=console)
+        self.campaign = self.bars.add_task("campaign", total=total, completed=finished)
+        self.running: dict[tuple[str, str, int], TaskID] = {}
+
+    def __enter__(self) -> _Display:
+        if self.live:
+            self.bars.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self.live:
+            self.bars.stop()
+
+    def __call__(self, cell: Cell, news: str, ended: bool) -> None:
+        label = escape(f"{cell.label} on {cell.scenario} #{cell.repeat}")
+        self.finished += ended
+        if not self.live:
+            if ended or news == "started":
+                console.print(f"[dim]{self.finished}/{self.total}[/dim] {label}:"
+                              f" {escape(news)}", highlight=False)
+            return
+        if ended:
+            self.bars.advance(self.campaign)
+            task = self.running.pop(cell.key, None)
+            if task is not None:
+                self.bars.remove_task(task)
+            self.bars.console.print(f"{label}: {escape(news)}", highlight=False)
+            return
+        line = f"  {label}: [dim]{escape(news)}[/dim]"
+        if cell.key in self.running:
+            self.bars.update(self.running[cell.key], description=line)
+        else:
+            self.running[cell.key] = self.bars.add_task(line, total=None)
+
+
 def _run(args: argparse.Namespace) -> int:
     root = args.root or scenarios_root()
     if args.jobs is not None and args.jobs < 1:
@@ -135,14 +181,10 @@ def _run(args: argparse.Namespace) -> int:
             raise CampaignError(f"{directory} holds a campaign already: --resume {directory}"
                                 " to finish it, or choose another --out")
     total = len(cells(spec))
-
-    def progress(message: str) -> None:
-        finished = len(files.results(directory))
-        console.print(f"[dim]{finished}/{total}[/dim] {escape(message)}", highlight=False)
-
     out.print(f"campaign {name}: {total} cells, up to {jobs} at once, in {directory}")
-    results = run_interruptible(run_campaign(now, directory, scenarios, measured,
-                                             progress=progress))
+    with _Display(total, len(files.results(directory))) as display:
+        results = run_interruptible(run_campaign(now, directory, scenarios, measured,
+                                                 progress=display))
     out.print((directory / LEADERBOARD_FILE).read_text(), markup=False, highlight=False)
     out.print(f"campaign directory: {directory}")
     return EXIT_INFRA if any(r.status == "harness_error" for r in results) else EXIT_OK

@@ -45,7 +45,8 @@ from dbabench.runner.run import RunResult, run_scenario
 from dbabench.runner.throttle import Throttle
 from dbabench.scenario import difficulty
 
-Progress = Callable[[str], None]
+CellProgress = Callable[["Cell", str, bool], None]
+"""Hears each cell's news: (the cell, what happened, whether the cell has ended)."""
 PROMPTS = Path(registry.__file__).with_name("prompts.py")
 
 
@@ -237,7 +238,7 @@ def spent(results: list[CellResult]) -> float:
 async def run_campaign(campaign: CampaignRecord, out: Path,
                        scenarios: dict[str, tuple[Path, Scenario]],
                        stored: dict[str, difficulty.Difficulty], *,
-                       progress: Progress = lambda _: None) -> list[CellResult]:
+                       progress: CellProgress = lambda *_: None) -> list[CellResult]:
     """Run every cell ``results.jsonl`` does not have yet, at most ``campaign.jobs`` at once
     under the CPU gate; once the recorded cost reaches ``campaign.max_cost_usd`` no new cell
     starts. Cancelled (Ctrl+C), running cells stop as a run does and pending ones never start;
@@ -261,7 +262,7 @@ async def run_campaign(campaign: CampaignRecord, out: Path,
                        reason=f"the campaign's cost cap of ${cap:g} was reached")
                 return
             _event(out, "cell-started", cell)
-            progress(f"{cell.label} on {cell.scenario} #{cell.repeat}: started")
+            progress(cell, "started", False)
             root = cell_dir(out, cell)
             root.mkdir(parents=True, exist_ok=True)
             if cell.agent.runbook is not None:
@@ -270,7 +271,8 @@ async def run_campaign(campaign: CampaignRecord, out: Path,
             try:
                 run = await run_scenario(scenario, build_agent(cell.agent, scenario),
                                          runs_root=root, manifest_text=path.read_text(),
-                                         runbook=cell.agent.runbook)
+                                         runbook=cell.agent.runbook,
+                                         progress=lambda news: progress(cell, news, False))
                 result = _ran(cell, scenario, stored, out, time.monotonic() - started, run)
             except Exception as e:  # noqa: BLE001  a harness failure is this cell's only
                 result = cell_result(cell, scenario, stored, None,
@@ -281,7 +283,7 @@ async def run_campaign(campaign: CampaignRecord, out: Path,
         _event(out, "cell-finished", cell, status=result.status, reason=result.reason)
         verdict = (result.reason if result.summary is None else
                    "Safe Pass" if result.summary.safe_pass else "scored, not Safe Pass")
-        progress(f"{cell.label} on {cell.scenario} #{cell.repeat}: {verdict}")
+        progress(cell, verdict, True)
 
     try:
         await asyncio.gather(*(one(c) for c in pending))
