@@ -246,7 +246,8 @@ def test_campaign_of_model_and_scripted_agents_survives_an_operator_kill(
     names = sorted(r["metadata"]["name"] for r in runs)
     assert names == [f"cmp-{i:04d}" for i in range(8)]
     evaluations = json.loads(control_plane.kubectl(
-        "get", "evaluations", "-n", namespace, "-o", "json").stdout)["items"]
+        "get", "evaluations", "-n", namespace, "-l", "dbabench.io/campaign=cmp", "-o",
+        "json").stdout)["items"]
     assert sorted(e["metadata"]["name"] for e in evaluations) == names
     for r in runs:
         (owner,) = r["metadata"]["ownerReferences"]
@@ -281,6 +282,41 @@ def test_campaign_of_model_and_scripted_agents_survives_an_operator_kill(
     assert done.returncode == 0, done.stdout + done.stderr
     assert (fetched / "leaderboard.md").read_text() == board
     assert len((fetched / "results.jsonl").read_text().splitlines()) == 8
+
+
+def test_reap_deletes_what_deleted_campaigns_left_and_nothing_else(
+        control_plane: ControlPlane, namespace: str) -> None:
+    """A Campaign deleted with --cascade=orphan leaves its runs and records labelled with its
+    name; ``dbabench reap --kube`` finds and deletes them, and leaves a live campaign's be."""
+    apply(control_plane, namespace, {
+        "apiVersion": "dbabench.io/v1alpha1", "kind": "Campaign", "metadata": {"name": "kept"},
+        "spec": {"scenarios": ["x"], "agents": [{"kind": "null"}]}})
+    for campaign in ("kept", "gone"):
+        run = agentrun(f"{campaign}-0000", "x", "null")
+        run["metadata"]["labels"] = {"dbabench.io/campaign": campaign}
+        apply(control_plane, namespace, run)
+        control_plane.kubectl("create", "configmap", f"{campaign}-results-0", "-n", namespace)
+        control_plane.kubectl("label", "configmap", f"{campaign}-results-0", "-n", namespace,
+                              f"dbabench.io/campaign={campaign}")
+
+    def reap(*args: str) -> str:
+        done = subprocess.run([sys.executable, "-m", "dbabench.cli.main", "reap", "--kube",
+                               "-n", namespace, *args], env=control_plane.env(),
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return " ".join(done.stdout.split())
+
+    assert reap("--dry-run") == (
+        f"would delete agentruns/gone-0000 in {namespace} (its Campaign is gone)"
+        f" would delete configmaps/gone-results-0 in {namespace} (its Campaign is gone)")
+    assert get(control_plane, "agentrun", "gone-0000", namespace) is not None
+    assert "deleted agentruns/gone-0000" in reap()
+    eventually(lambda: get(control_plane, "agentrun", "gone-0000", namespace) is None,
+               "the orphaned run deleted", timeout=60)
+    assert get(control_plane, "configmap", "gone-results-0", namespace) is None
+    assert get(control_plane, "agentrun", "kept-0000", namespace) is not None
+    assert get(control_plane, "configmap", "kept-results-0", namespace) is not None
+    assert reap("--dry-run") == "nothing left behind by deleted Campaigns"
 
 
 def test_run_of_a_scenario_that_never_gets_a_snapshot_is_an_infra_error(

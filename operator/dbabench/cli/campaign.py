@@ -18,6 +18,7 @@ from rich.table import Table
 from dbabench.cli.interrupt import run_interruptible
 from dbabench.errors import EXIT_INFRA, EXIT_OK
 from dbabench.agents import registry
+from dbabench.model.agent import EFFORTS
 from dbabench.model.kube import Campaign, CampaignSpec
 from dbabench.paths import campaigns_dir
 from dbabench.runner import campaign_files as files
@@ -222,6 +223,24 @@ def _fetch(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _judge(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from dbabench.agents.chat import ChatSettings
+    from dbabench.runner.judge import judge_campaign
+
+    if not (args.dir / files.CAMPAIGN_FILE).exists():
+        raise CampaignError(f"{args.dir} holds no {files.CAMPAIGN_FILE}: not a campaign"
+                            " directory")
+    made = asyncio.run(judge_campaign(args.dir, args.model, dict(os.environ),
+                                      ChatSettings(effort=args.effort)))
+    write_tables(args.dir)
+    cost = sum(j.cost_usd for j in made)
+    out.print(f"the judge read {len(made)} runs (${cost:.4f}); its labels are in"
+              f" {args.dir / files.JUDGE_FILE} and {args.dir / LEADERBOARD_FILE}")
+    return EXIT_OK
+
+
 def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     c = sub.add_parser("campaign", help="rank agents: a Campaign manifest's matrix of agents x"
                                         " scenarios x repeats, run here")
@@ -247,6 +266,15 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
                                             " records")
     rep.add_argument("dir", type=Path)
     rep.set_defaults(func=_report)
+    judge = actions.add_parser("judge", help="a judge model's labels of the scored runs,"
+                                             " stored apart and shown beside the rules' (never"
+                                             " a score)")
+    judge.add_argument("dir", type=Path)
+    judge.add_argument("--model", required=True, metavar="PROVIDER:MODEL",
+                       help="the judge (key and address from the environment, as for"
+                            " dbabench run)")
+    judge.add_argument("--effort", choices=EFFORTS, default=None)
+    judge.set_defaults(func=_judge)
     fetch = actions.add_parser("fetch", help="a Campaign resource's records (its results"
                                              " ConfigMaps) as a campaign directory, with its"
                                              " tables, plots and report")

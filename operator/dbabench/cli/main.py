@@ -33,7 +33,7 @@ from dbabench.model.agent import EFFORTS
 from dbabench.model.evaluation import EvaluationResult
 from dbabench.model.kube import AgentKind, AgentSpec
 from dbabench.errors import (EXIT_FAILED, EXIT_INFRA, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE,
-                             disposition)
+                             BadInput, disposition)
 from dbabench.paths import campaigns_dir, runs_dir
 from dbabench.runner.run import run_scenario
 from dbabench.tools.meter import Gateway
@@ -186,12 +186,37 @@ def _rescore(args: argparse.Namespace) -> int:
 def _reap(args: argparse.Namespace) -> int:
     from dbabench.runner.reap import leftovers, reap
 
+    if args.kube:
+        return _reap_kube(args)
+    if args.namespace is not None:
+        raise BadInput("--namespace is for --kube: the Kubernetes objects of gone Campaigns")
     roots = [r for r in args.roots or [runs_dir(), campaigns_dir()] if r.is_dir()]
     notes = leftovers(roots) if args.dry_run else reap(roots)
     for note in notes:
         out.print(("would stop " if args.dry_run else "") + note, highlight=False)
     if not notes:
         out.print("nothing left behind by dead runs")
+    return EXIT_OK
+
+
+def _reap_kube(args: argparse.Namespace) -> int:
+    from kubernetes.config import ConfigException
+
+    from dbabench.env.kube import campaign_leftovers, delete_leftover
+
+    if args.roots:
+        raise BadInput("--kube takes no directories: it reaps Kubernetes objects")
+    try:
+        found = campaign_leftovers(args.namespace)
+    except ConfigException as e:
+        raise BadInput(f"--kube: no Kubernetes API to reach: {e}") from e
+    for namespace, plural, name in found:
+        if not args.dry_run:
+            delete_leftover(namespace, plural, name)
+        out.print(f"{'would delete' if args.dry_run else 'deleted'} {plural}/{name} in"
+                  f" {namespace} (its Campaign is gone)", highlight=False)
+    if not found:
+        out.print("nothing left behind by deleted Campaigns")
     return EXIT_OK
 
 
@@ -377,6 +402,11 @@ def parser() -> argparse.ArgumentParser:
                       help="runs or campaign directories (default: $DBABENCH_RUNS and"
                            " $DBABENCH_CAMPAIGNS, else ./.dbabench/runs and ./.dbabench/campaigns)")
     reap.add_argument("--dry-run", action="store_true", help="say what would be stopped")
+    reap.add_argument("--kube", action="store_true",
+                      help="instead: the Kubernetes objects of Campaigns that are gone (their"
+                           " AgentRuns, Evaluations and results ConfigMaps), by kubeconfig")
+    reap.add_argument("-n", "--namespace", default=None,
+                      help="with --kube: this namespace only (default: every namespace)")
     reap.set_defaults(func=_reap)
 
     crds = sub.add_parser("crds", help="print (or write) the CustomResourceDefinitions")

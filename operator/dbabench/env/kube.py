@@ -682,3 +682,54 @@ def read_result(name: str, key: str) -> bytes | None:
             return None
         raise
     return unpack(cm.binary_data[key]) if cm.binary_data and key in cm.binary_data else None
+
+
+# -- what deleted campaigns left ------------------------------------------------------------------
+
+def campaign_leftovers(namespace: str | None) -> list[tuple[str, str, str]]:
+    """Objects labelled with a Campaign that is no longer there, as (namespace, plural, name):
+    its runs, their Evaluations and its results ConfigMaps, where the garbage collector did not
+    take them (the Campaign deleted with ``--cascade=orphan``, owner references removed).
+    ``namespace`` None: every namespace."""
+    from kubernetes import client
+
+    from dbabench.model.crd import GROUP, VERSION
+
+    core, custom = core_api(), client.CustomObjectsApi()
+
+    def listed(plural: str, selector: str = "") -> list[dict[str, Any]]:
+        found = (custom.list_cluster_custom_object(GROUP, VERSION, plural,
+                                                   label_selector=selector)
+                 if namespace is None else
+                 custom.list_namespaced_custom_object(GROUP, VERSION, namespace, plural,
+                                                      label_selector=selector))
+        return list(found["items"])
+
+    alive = {(c["metadata"]["namespace"], c["metadata"]["name"]) for c in listed("campaigns")}
+    labelled = [(plural, o["metadata"]) for plural in ("agentruns", "evaluations")
+                for o in listed(plural, CAMPAIGN_LABEL)]
+    maps = (core.list_config_map_for_all_namespaces(label_selector=CAMPAIGN_LABEL)
+            if namespace is None else
+            core.list_namespaced_config_map(namespace, label_selector=CAMPAIGN_LABEL))
+    labelled += [("configmaps", _wire(cm.metadata)) for cm in maps.items]
+    return sorted((meta["namespace"], plural, meta["name"]) for plural, meta in labelled
+                  if (meta["namespace"], meta["labels"][CAMPAIGN_LABEL]) not in alive)
+
+
+def delete_leftover(namespace: str, plural: str, name: str) -> None:
+    """One object ``campaign_leftovers`` found; gone already is fine."""
+    from kubernetes import client
+    from kubernetes.client.rest import ApiException
+
+    from dbabench.model.crd import GROUP, VERSION
+
+    try:
+        if plural == "configmaps":
+            core_api().delete_namespaced_config_map(name, namespace)
+        else:
+            client.CustomObjectsApi().delete_namespaced_custom_object(
+                GROUP, VERSION, namespace, plural, name,
+                body=client.V1DeleteOptions(propagation_policy="Background"))
+    except ApiException as e:
+        if e.status != 404:
+            raise

@@ -11,9 +11,11 @@ from pydantic import Field
 from dbabench.model.base import Record
 from dbabench.model.evaluation import Scorer
 from dbabench.model.kube import CampaignSpec, RunSummary
+from dbabench.model.trace import Usage
 
 CAMPAIGN_VERSION = 1
 CELL_VERSION = 1
+JUDGE_VERSION = 1
 
 
 class CampaignRecord(Record):
@@ -107,3 +109,21 @@ class CellResult(Record):
                 "said done, was not": self.claimed_fixed and not s.outcome_pass,
                 "reply cut": self.output_limited}
         return [label for label in SECONDARY if held[label]]
+
+
+class JudgeLabel(Record):
+    """A judge model's reading of one scored cell (judge.jsonl): shown beside the label the
+    rules give, never in a score."""
+
+    version: int = JUDGE_VERSION
+    agent: str
+    scenario: str
+    repeat: int = Field(ge=0)
+    model: str = Field(description="PROVIDER:MODEL of the judge")
+    label: str | None = Field(description="one of BECAME's first four; None: the judge's"
+                                          " answer named none")
+    secondary: list[str] = Field(default_factory=list)
+    reason: str
+    usage: Usage
+    cost_usd: float = Field(ge=0)
+    at: datetime

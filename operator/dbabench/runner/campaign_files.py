@@ -10,13 +10,14 @@ from pathlib import Path
 from typing import Any
 
 from dbabench.jsonl import complete_records
-from dbabench.model.campaign import CampaignRecord, CellResult
+from dbabench.model.campaign import CampaignRecord, CellResult, JudgeLabel
 
 CAMPAIGN_FILE = "campaign.json"
 RESULTS_FILE = "results.jsonl"
 EVENTS_FILE = "events.jsonl"
 NOT_STARTED = "cell-not-started"
-RECORD_FILES = (CAMPAIGN_FILE, RESULTS_FILE, EVENTS_FILE)
+JUDGE_FILE = "judge.jsonl"
+RECORD_FILES = (CAMPAIGN_FILE, RESULTS_FILE, EVENTS_FILE, JUDGE_FILE)
 """What a campaign keeps: every table, plot and page is built from these."""
 
 
@@ -61,6 +62,11 @@ def write_records(out: Path, records: dict[str, str]) -> None:
 
 def results(out: Path) -> list[CellResult]:
     return [CellResult.model_validate(r) for r in complete_records(out / RESULTS_FILE)]
+
+
+def judged(out: Path) -> list[JudgeLabel]:
+    """A judge model's labels of the campaign's runs (runner.judge), if one was asked."""
+    return [JudgeLabel.model_validate(r) for r in complete_records(out / JUDGE_FILE)]
 
 
 def not_started(out: Path) -> list[dict[str, Any]]:

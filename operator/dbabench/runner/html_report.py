@@ -201,7 +201,7 @@ def write_tables(out: Path) -> None:
     results.csv, the plots and the HTML report."""
     cells = sorted(files.results(out), key=lambda c: (c.repeat, c.scenario, c.agent))
     record = files.campaign(out)
-    table = board(record, cells, files.not_started(out))
+    table = board(record, cells, files.not_started(out), files.judged(out))
     (out / LEADERBOARD_FILE).write_text(markdown(table))
     (out / CSV_FILE).write_text(results_csv(cells))
     write_plots(out, record, cells)

@@ -12,10 +12,10 @@ import csv
 import io
 import statistics
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from dbabench.model.campaign import BECAME, SECONDARY, CampaignRecord, CellResult
+from dbabench.model.campaign import BECAME, SECONDARY, CampaignRecord, CellResult, JudgeLabel
 
 LEADERBOARD_FILE = "leaderboard.md"
 CSV_FILE = "results.csv"
@@ -78,8 +78,36 @@ def _by(cells: list[CellResult], agents: list[str], key: Callable[[CellResult], 
     return Section(f"Safe Pass by {title}", [title, *agents], rows)
 
 
+def _judged(cells: list[CellResult], agents: list[str],
+            judged: Sequence[JudgeLabel]) -> list[Section]:
+    """A judge model's labels beside the rules' (runner.judge): how often they agree, and
+    where they do not, with the judge's reason."""
+    rule = {(c.agent, c.scenario, c.repeat): c.became for c in cells if c.summary is not None}
+    read = [j for j in judged if (j.agent, j.scenario, j.repeat) in rule]
+    rows: list[list[object]] = []
+    for model in sorted({j.model for j in read}):
+        for a in agents:
+            mine = [j for j in read if j.model == model and j.agent == a]
+            if mine:
+                rows.append([a, model, len(mine),
+                             sum(1 for j in mine if j.label == rule[j.agent, j.scenario,
+                                                                    j.repeat]),
+                             sum(1 for j in mine if j.label is None),
+                             f"${sum(j.cost_usd for j in mine):.4f}"])
+    differ = [[j.agent, j.scenario, j.repeat, j.model, rule[j.agent, j.scenario, j.repeat],
+               j.label or "no answer", j.reason]
+              for j in sorted(read, key=lambda j: (j.agent, j.scenario, j.repeat, j.model))
+              if j.label != rule[j.agent, j.scenario, j.repeat]]
+    return [Section("A judge model's labels", ["agent", "judge", "read", "agree", "no answer",
+                                               "judge's cost"], rows,
+                    "Stored apart (judge.jsonl): no rate, mean or verdict reads them."),
+            Section("Where the judge read a run otherwise",
+                    ["agent", "scenario", "repeat", "judge", "by rule", "by the judge",
+                     "the judge's reason"], differ, empty="Nowhere.")]
+
+
 def board(campaign: CampaignRecord, cells: list[CellResult],
-          not_started: list[dict[str, object]]) -> Board:
+          not_started: list[dict[str, object]], judged: Sequence[JudgeLabel] = ()) -> Board:
     agents = [a.label for a in campaign.spec.agents]
     by_agent = {a: [c for c in cells if c.agent == a] for a in agents}
     scored = [c for c in cells if c.summary is not None]
@@ -139,6 +167,8 @@ def board(campaign: CampaignRecord, cells: list[CellResult],
     sections.append(Section("Cells that did not get a fair run",
                             ["agent", "scenario", "repeat", "status", "reason"], rows,
                             "Kept out of every rate."))
+    if judged:
+        sections += _judged(cells, agents, judged)
     cut = Counter(c.agent for c in cells if c.output_limited)
     if cut:
         sections.append(Section("Replies cut at the output limit", ["agent", "cells"],
