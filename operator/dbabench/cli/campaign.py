@@ -186,7 +186,8 @@ def _run(args: argparse.Namespace) -> int:
     with _Display(total, len(files.results(directory))) as display:
         results = run_interruptible(run_campaign(now, directory, scenarios, measured,
                                                  progress=display))
-    out.print((directory / LEADERBOARD_FILE).read_text(), markup=False, highlight=False)
+    out.print((directory / LEADERBOARD_FILE).read_text(), markup=False, highlight=False,
+              soft_wrap=True)
     out.print(f"campaign directory: {directory}")
     return EXIT_INFRA if any(r.status == "harness_error" for r in results) else EXIT_OK
 
