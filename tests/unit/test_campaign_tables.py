@@ -407,3 +407,58 @@ def test_the_cost_cap_stops_new_cells_and_a_resume_runs_only_what_is_missing(
     assert len({(r.agent, r.scenario, r.repeat) for r in results}) == 8
     assert "8 scored, 0 without a fair run, 0 not started, 0 pending" in (
         tmp_path / LEADERBOARD_FILE).read_text()
+
+
+def test_an_interrupted_campaign_starts_nothing_more_and_tables_what_finished(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl+C cancels the campaign's task (cli.interrupt): the running cell unwinds, pending
+    cells never start, and the tables hold the cells that finished."""
+    from dbabench.runner import campaign as engine
+    from dbabench.runner.run import RunResult
+    from dbabench.scenario import difficulty
+    from dbabench.scenario.loader import discover, scenarios_root
+
+    started: list[str] = []
+    unwound: list[str] = []
+
+    async def run(scenario: Any, agent: Any, *, runs_root: Path, **_: Any) -> RunResult:
+        started.append(agent.name)
+        if agent.name == "null":
+            try:
+                await asyncio.Event().wait()  # a run at work when Ctrl+C comes
+            finally:
+                unwound.append(agent.name)
+        run_dir = runs_root / "run"
+        run_dir.mkdir(parents=True)
+        result = EvaluationResult(
+            scorer=scorer.current(), scenario=scenario.name, agent=agent.name, status="scored",
+            report_valid=True, outcome=OutcomeResult(f=1.0, passed=True),
+            diagnosis=DiagnosisResult(f1=1.0, passed=True), safety=SafetyResult(penalty=0))
+        (run_dir / "evaluation.json").write_text(result.model_dump_json())
+        return RunResult(run_dir, result)
+
+    monkeypatch.setattr(engine, "run_scenario", run)
+    name = "stale-stats-lock-chain"
+    scenarios = {name: discover(scenarios_root())[name]}
+    spec = CampaignSpec.model_validate({"scenarios": [name], "repeats": 3, "agents": [
+        {"kind": "reference"}, {"kind": "null"}]})
+    record = engine.record("int", spec, {name: scenarios[name][1]}, {name: "0"}, jobs=1,
+                           max_cost_usd=None, command=["test"], cwd=str(tmp_path))
+
+    async def interrupted() -> None:
+        task = asyncio.create_task(engine.run_campaign(
+            record, tmp_path, scenarios, difficulty.load(scenarios_root())))
+        while "null" not in started:
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(interrupted())
+    assert started == ["reference", "null"] and unwound == ["null"]
+    assert [(r.agent, r.repeat) for r in files.results(tmp_path)] == [("reference", 0)]
+    events = [json.loads(line)["event"]
+              for line in (tmp_path / files.EVENTS_FILE).read_text().splitlines()]
+    assert events[-1] == "campaign-interrupted" and "campaign-finished" not in events
+    assert "6 cells planned (2 agents x 1 scenarios x 3 repeats): 1 scored, 0 without a fair" \
+           " run, 0 not started, 5 pending" in (tmp_path / LEADERBOARD_FILE).read_text()
