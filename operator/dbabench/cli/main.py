@@ -176,8 +176,10 @@ def _rescore(args: argparse.Namespace) -> int:
             console.print(f"[red]error:[/red] {escape(str(e))}", highlight=False)
             continue
         source = "" if result.manifest == "run" else " (against the catalog's current manifest)"
+        # a line per run, its path whole: for grep, whatever the terminal's width
         out.print(f"{run_dir}{source}: "
-                  + ("; ".join(result.changes) or "the same verdicts"), highlight=False)
+                  + ("; ".join(result.changes) or "the same verdicts"), highlight=False,
+                  soft_wrap=True)
         if args.json:
             print(result.model_dump_json())
     return EXIT_USAGE if failed else EXIT_OK
