@@ -50,6 +50,7 @@ from pydantic import field_validator
 
 from dbabench.env import contract
 from dbabench.model.base import Model
+from dbabench.model.crd import GROUP, VERSION
 from dbabench.model.kube import AgentKind, AgentSpec
 from dbabench.model.scenario import ReplicaSpec
 
@@ -68,7 +69,6 @@ if TYPE_CHECKING:
 else:
     k8s = _ClientOnFirstUse()
 
-GROUP = "dbabench.io"
 RUN_LABEL = f"{GROUP}/run"
 CAMPAIGN_LABEL = f"{GROUP}/campaign"
 COMPONENT_LABEL = f"{GROUP}/component"
@@ -693,8 +693,6 @@ def campaign_leftovers(namespace: str | None) -> list[tuple[str, str, str]]:
     ``namespace`` None: every namespace."""
     from kubernetes import client
 
-    from dbabench.model.crd import GROUP, VERSION
-
     core, custom = core_api(), client.CustomObjectsApi()
 
     def listed(plural: str, selector: str = "") -> list[dict[str, Any]]:
@@ -720,8 +718,6 @@ def delete_leftover(namespace: str, plural: str, name: str) -> None:
     """One object ``campaign_leftovers`` found; gone already is fine."""
     from kubernetes import client
     from kubernetes.client.rest import ApiException
-
-    from dbabench.model.crd import GROUP, VERSION
 
     try:
         if plural == "configmaps":
