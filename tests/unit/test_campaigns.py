@@ -195,7 +195,9 @@ def test_a_campaign_record_of_any_size_fits_its_configmaps() -> None:
     assert set(bodies[1]["data"]) == {"results.jsonl"}
     assert bodies[0]["metadata"]["labels"] == {campaigns.CAMPAIGN_LABEL: "cmp",
                                                "dbabench.io/component": "results"}
-    # shards come back in any order, as the API lists them
-    assert joined_results(bodies[::-1]) == records
+    # shards come back in any order, as the API lists them; one the first does not count
+    # (written by anyone else with the label) is not read
+    stray = {"metadata": {"name": "cmp-results-3"}, "data": {"results.jsonl": "{}\n"}}
+    assert joined_results([stray, *bodies[::-1]]) == records
     empty = {**records, "results.jsonl": ""}
     assert joined_results(campaign_results("cmp", None, empty)) == empty

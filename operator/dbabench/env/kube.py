@@ -603,29 +603,35 @@ RESULTS_PER_CONFIGMAP = 1000
 """Lines of results.jsonl a campaign's ConfigMap holds: a line is under 1 KiB, a ConfigMap at
 most 1 MiB."""
 RESULTS_COMPONENT = "results"
+SHARDS_KEY = "shards"
 
 
 def campaign_results(campaign: str, owner: dict[str, Any] | None,
                      records: dict[str, str]) -> list[dict[str, Any]]:
     """A Campaign resource's records (``records``: campaign.json, results.jsonl and
     events.jsonl, as a local campaign's directory holds them) as ConfigMaps
-    ``<campaign>-results-<k>``: the first has every file, each further one the next
-    RESULTS_PER_CONFIGMAP lines of results.jsonl; ``read_campaign_results`` joins them."""
+    ``<campaign>-results-<k>``: the first has every file and how many ConfigMaps there are,
+    each further one the next RESULTS_PER_CONFIGMAP lines of results.jsonl;
+    ``joined_results`` joins them."""
     lines = records["results.jsonl"].splitlines(keepends=True)
     shards = [lines[i:i + RESULTS_PER_CONFIGMAP]
               for i in range(0, max(len(lines), 1), RESULTS_PER_CONFIGMAP)]
+    first = {**records, SHARDS_KEY: str(len(shards))}
     return [_wire(_configmap(f"{campaign}-results-{k}", campaign, RESULTS_COMPONENT, owner,
                              CAMPAIGN_LABEL,
-                             data={**(records if k == 0 else {}), "results.jsonl": "".join(s)}))
+                             data={**(first if k == 0 else {}), "results.jsonl": "".join(s)}))
             for k, s in enumerate(shards)]
 
 
 def joined_results(bodies: list[dict[str, Any]]) -> dict[str, str]:
-    """The records ``campaign_results`` split into ConfigMaps (their bodies, any order)."""
-    shards = sorted(bodies, key=lambda cm: int(cm["metadata"]["name"].rsplit("-", 1)[1]))
-    records = dict(shards[0].get("data") or {})
-    records["results.jsonl"] = "".join((cm.get("data") or {}).get("results.jsonl", "")
-                                       for cm in shards)
+    """The records ``campaign_results`` split into ConfigMaps (their bodies, any order): the
+    shards the first names, and nothing else labelled like them."""
+    by_name = {cm["metadata"]["name"]: cm.get("data") or {} for cm in bodies}
+    prefix = next(n for n in by_name if n.endswith("-results-0"))[:-1]
+    first = by_name[prefix + "0"]
+    shards = [by_name.get(f"{prefix}{k}", {}) for k in range(int(first[SHARDS_KEY]))]
+    records = {key: text for key, text in first.items() if key != SHARDS_KEY}
+    records["results.jsonl"] = "".join(d.get("results.jsonl", "") for d in shards)
     return records
 
 
