@@ -11,9 +11,13 @@ PYTEST_ARGS ?=
 demo: deps
 	$(BIN)/dbabench run $(SCENARIO) --agent reference
 
+# The suite waits more than it computes (a scenario's windows): two workers, the cluster suite
+# on one of them (one control plane), halve its wall on 2 cores. TEST_JOBS=0 runs it in one.
+TEST_JOBS ?= 2
+
 test: deps
 	$(BIN)/lint-imports
-	$(BIN)/pytest $(PYTEST_ARGS)
+	$(BIN)/pytest $(if $(filter 0,$(TEST_JOBS)),,-n $(TEST_JOBS) --dist loadgroup) $(PYTEST_ARGS)
 
 deps: system-deps venv
 

@@ -45,6 +45,14 @@ if all_present "$cache_root/$key"; then
   echo "$bin"
   exit 0
 fi
+# One build at a time (make test's two workers both ask): whoever waited finds it built.
+mkdir -p "$cache_root"
+exec 9>"$cache_root/.build.lock"
+flock 9
+if all_present "$cache_root/$key"; then
+  echo "$bin"
+  exit 0
+fi
 
 command -v go >/dev/null || { echo "build-k8s: needs Go (>= the go directive in $wrapper/go.mod)" >&2; exit 1; }
 export GOMODCACHE=$cache_root/gomodcache GOCACHE=$cache_root/gocache

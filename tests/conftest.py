@@ -16,7 +16,8 @@ import psycopg
 import pytest
 
 from dbabench.env.postgres import PG_BIN, Credentials, PostgresInstance
-from dbabench.env.processes import ProcessTable
+from dbabench.env.processes import ProcessTable, alive
+from dbabench.runner.run import open_store
 
 SERVER_BINARIES = (str(PG_BIN / "postgres"), "/usr/bin/prometheus",
                    "/usr/bin/prometheus-postgres-exporter", "/usr/bin/prometheus-node-exporter")
@@ -27,6 +28,21 @@ def _ppid(pid: str) -> int:
         return int((Path("/proc") / pid / "stat").read_text().rsplit(")", 1)[1].split()[1])
     except (OSError, IndexError, ValueError):
         return -1
+
+
+WORKER = os.environ.get("PYTEST_XDIST_WORKER")
+
+
+def _this_worker(entry: Path) -> bool:
+    """An orphan is ours if it was started under this pytest-xdist worker (its environment
+    says which; a daemonised postmaster keeps it): `make test` runs two at once."""
+    try:
+        environ = (entry / "environ").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    worker = next((v.split(b"=", 1)[1].decode() for v in environ
+                   if v.startswith(b"PYTEST_XDIST_WORKER=")), None)
+    return worker == WORKER
 
 
 def _our_servers() -> list[str]:
@@ -41,7 +57,8 @@ def _our_servers() -> list[str]:
         except OSError:
             continue
         argv0 = argv[0].decode(errors="replace")
-        if _ppid(entry.name) not in (os.getpid(), 1):
+        parent = _ppid(entry.name)
+        if parent not in (os.getpid(), 1) or (parent == 1 and not _this_worker(entry)):
             continue
         if argv0 in SERVER_BINARIES or b"dbabench.workload" in argv:
             found.append(f"{entry.name}: {' '.join(a.decode(errors='replace') for a in argv[:4])}")
@@ -49,8 +66,23 @@ def _our_servers() -> list[str]:
 
 
 def _store_mounts() -> list[str]:
+    """The snapshot store's mount, unless another live process (another worker) holds it."""
+    holders = open_store().cache / "store-xfs.holders"
+    others = [int(p) for p in (holders.read_text().split() if holders.exists() else [])
+              if p.isdigit() and int(p) != os.getpid() and alive(int(p))]
+    if others:
+        return []
     return [ln.split()[1] for ln in Path("/proc/self/mounts").read_text().splitlines()
             if "store-xfs" in ln]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # One control plane for the cluster suite: under pytest-xdist (make test) its tests share
+    # a worker, while the others spread over the rest.
+    if config.pluginmanager.hasplugin("xdist"):
+        for item in items:
+            if item.get_closest_marker("cluster"):
+                item.add_marker(pytest.mark.xdist_group("cluster"))
 
 
 @pytest.fixture(scope="session", autouse=True)
