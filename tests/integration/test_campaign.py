@@ -24,13 +24,18 @@ SCENARIO = "stale-stats-lock-chain"
 EXAMPLE_AGENT = Path(__file__).parents[2] / "examples" / "external_agent.py"
 
 
-def campaign(*args: str, cwd: Path) -> subprocess.Popen[str]:
+def campaign(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-m", "dbabench.cli.main", "campaign", "run",
-                             *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, start_new_session=True)
+                             *args], cwd=cwd, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
 
 
-def test_a_campaign_killed_mid_way_resumes_to_the_same_table(tmp_path: Path) -> None:
+def test_a_campaign_killed_mid_way_resumes_to_the_same_table(tmp_path: Path,
+                                                             scratch_root: Path) -> None:
+    # A snapshot store of its own: any run's start reaps dead runs' clones, and this test reads
+    # the killed cell's before reap does (another pytest-xdist worker's runs share the machine's)
+    env = {**os.environ, "DBABENCH_CACHE": str(scratch_root / "campaign-cache"),
+           "DBABENCH_CLONE": "copy"}
     manifest = tmp_path / "campaign.yaml"
     (tmp_path / "runbook.md").write_text("Lock waits: look for the blocker before you cancel.\n")
     command = [sys.executable, str(EXAMPLE_AGENT)]
@@ -41,19 +46,21 @@ def test_a_campaign_killed_mid_way_resumes_to_the_same_table(tmp_path: Path) -> 
             {"kind": "external", "command": command, "runbookFile": "runbook.md"}]}}))
     external = f"external:{Path(sys.executable).name} external_agent.py"
     out = tmp_path / "smoke"
-    first = campaign(str(manifest), "--out", str(out), cwd=tmp_path)
+    first = campaign(str(manifest), "--out", str(out), cwd=tmp_path, env=env)
     deadline = time.monotonic() + 600
-    while not files.results(out) and first.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.5)
+    clones = scratch_root / "campaign-cache" / "store" / "clones"
+    while (not files.results(out) or not any(clones.glob("*/.owner"))) \
+            and first.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
     assert first.poll() is None, first.communicate()[0][-3000:]
-    # the reference's cell is recorded; the external agent's is under way: kill it all at once
+    # the reference's cell is recorded; the external agent's has its clone: kill it all at once
     os.killpg(first.pid, signal.SIGKILL)
     first.communicate()  # and close its pipe
     assert [(r.agent, r.status) for r in files.results(out)] == [("reference", "scored")]
     # the killed cell's clone is left in the snapshot store: reap says so, then removes it
     def reap(*args: str) -> str:
         done = subprocess.run([sys.executable, "-m", "dbabench.cli.main", "reap", *args,
-                               str(out)], capture_output=True, text=True, timeout=300)
+                               str(out)], capture_output=True, text=True, timeout=300, env=env)
         assert done.returncode == 0, done.stderr
         return " ".join(done.stdout.split())
 
@@ -61,7 +68,7 @@ def test_a_campaign_killed_mid_way_resumes_to_the_same_table(tmp_path: Path) -> 
     assert "removed abandoned clone INC-" in reap()
     assert reap("--dry-run") == "nothing left behind by dead runs"
 
-    second = campaign("--resume", str(out), cwd=tmp_path)
+    second = campaign("--resume", str(out), cwd=tmp_path, env=env)
     output = second.communicate(timeout=900)[0]
     assert second.returncode == 0, output[-3000:]
     results = files.results(out)
@@ -93,6 +100,6 @@ def test_a_campaign_killed_mid_way_resumes_to_the_same_table(tmp_path: Path) -> 
     assert report.returncode == 0, report.stderr
     assert before == {p: (out / p).read_bytes() for p in before}
     # and a campaign that has every cell has nothing left to run
-    third = campaign("--resume", str(out), cwd=tmp_path)
+    third = campaign("--resume", str(out), cwd=tmp_path, env=env)
     assert third.communicate(timeout=300)[0] and third.returncode == 0
     assert len(files.results(out)) == 2

@@ -189,8 +189,10 @@ class SnapshotStore:
         if target.exists():
             raise SnapshotError(f"clone {target} already exists")
         flag = "--reflink=always" if self.strategy in ("reflink", "xfs-loop") else "--reflink=never"
-        _run(["cp", "-a", flag, str(golden), str(target)])
+        # the owner first: a run killed while it copies leaves a clone the next run reaps
+        target.mkdir()
         (target / OWNER_FILE).write_text(str(os.getpid()))
+        _run(["cp", "-a", flag, f"{golden}/.", str(target)])
         return target
 
     def abandoned_clones(self) -> list[Path]:
