@@ -77,12 +77,14 @@ def _store_mounts() -> list[str]:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    # One control plane for the cluster suite: under pytest-xdist (make test) its tests share
-    # a worker, while the others spread over the rest.
+    # Under pytest-xdist (make test) the cluster suite is two groups of about equal wall, the
+    # operator's tests and the rest, each on one worker with that worker's control plane; a
+    # control plane started for a test or two would cost more than it saves.
     if config.pluginmanager.hasplugin("xdist"):
         for item in items:
             if item.get_closest_marker("cluster"):
-                item.add_marker(pytest.mark.xdist_group("cluster"))
+                half = "operator" if item.path.name == "test_operator.py" else "pods"
+                item.add_marker(pytest.mark.xdist_group(f"cluster-{half}"))
 
 
 @pytest.fixture(scope="session", autouse=True)
