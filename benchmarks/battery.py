@@ -63,9 +63,24 @@ def measured(summary: ProveSummary, cpu_seconds: float | None) -> dict[str, obje
         "throttle waits": summary.throttle_waits,
         "phases": {p: statistics.fmean(c.phases.get(p, 0.0) for c in checks) for p in PHASES},
         "by process": {k: v / len(checks) for k, v in by_process.most_common()},
+        "costliest": costliest(checks),
         "failed": [f"{c.run.scenario} {c.run.check}" for c in checks if not c.passed],
         "flaky": [f"{c.run.scenario} {c.run.check}" for c in checks if c.passed and c.earlier],
     }
+
+
+def costliest(checks: list[ProofCheck], top: int = 8) -> list[tuple[str, float, float]]:
+    """The scenarios whose runs cost most CPU (recorded by process since prove.json version 2):
+    name, CPU per run, and the share of it PostgreSQL used. Where a lever pays most."""
+    by_scenario: dict[str, list[dict[str, float]]] = collections.defaultdict(list)
+    for check in checks:
+        if check.cpu_seconds:
+            by_scenario[check.run.scenario].append(check.cpu_seconds)
+    rows = [(name, statistics.fmean(sum(r.values()) for r in runs),
+             statistics.fmean(r.get("postgres", 0.0) for r in runs))
+            for name, runs in by_scenario.items()]
+    return [(name, cpu, postgres / cpu if cpu else 0.0)
+            for name, cpu, postgres in sorted(rows, key=lambda r: -r[1])[:top]]
 
 
 def started(summary: ProveSummary, check: ProofCheck) -> float | None:
@@ -130,6 +145,11 @@ def show(label: str, figures: dict[str, object]) -> None:
     if by_process:
         print("  CPU per run by process: " + ", ".join(f"{k} {v:.2f}"
                                                        for k, v in by_process.items()))
+    costly = figures["costliest"]
+    assert isinstance(costly, list)
+    if costly:
+        print("  costliest scenarios (CPU s per run, PostgreSQL's share): " + ", ".join(
+            f"{name} {cpu:.1f} ({share:.0%})" for name, cpu, share in costly))
     for kind in ("failed", "flaky"):
         names = figures[kind]
         assert isinstance(names, list)
