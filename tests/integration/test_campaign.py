@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from dbabench.env.snapshot import SnapshotStore
 from dbabench.runner import campaign_files as files
 from dbabench.runner.leaderboard import CSV_FILE, LEADERBOARD_FILE
 
@@ -34,8 +35,8 @@ def test_a_campaign_killed_mid_way_resumes_to_the_same_table(tmp_path: Path,
                                                              scratch_root: Path) -> None:
     # A snapshot store of its own: any run's start reaps dead runs' clones, and this test reads
     # the killed cell's before reap does (another pytest-xdist worker's runs share the machine's)
-    env = {**os.environ, "DBABENCH_CACHE": str(scratch_root / "campaign-cache"),
-           "DBABENCH_CLONE": "copy"}
+    store = SnapshotStore(scratch_root / "campaign-cache", "copy")
+    env = {**os.environ, "DBABENCH_CACHE": str(store.cache), "DBABENCH_CLONE": store.strategy}
     manifest = tmp_path / "campaign.yaml"
     (tmp_path / "runbook.md").write_text("Lock waits: look for the blocker before you cancel.\n")
     command = [sys.executable, str(EXAMPLE_AGENT)]
@@ -48,7 +49,7 @@ def test_a_campaign_killed_mid_way_resumes_to_the_same_table(tmp_path: Path,
     out = tmp_path / "smoke"
     first = campaign(str(manifest), "--out", str(out), cwd=tmp_path, env=env)
     deadline = time.monotonic() + 600
-    clones = scratch_root / "campaign-cache" / "store" / "clones"
+    clones = store.root / "clones"
     while (not files.results(out) or not any(clones.glob("*/.owner"))) \
             and first.poll() is None and time.monotonic() < deadline:
         time.sleep(0.2)
