@@ -219,30 +219,28 @@ def test_agentrun_runs_as_pods_and_is_graded(control_plane: ControlPlane, player
             json.dumps(result, indent=1))
         assert result["agent"] == "external" and result["efficiency"]["toolCalls"] >= 4
 
-        # A model agent: its calls go through the sidecar's meter, which alone has the key.
+        # A model agent: its calls go through the sidecar's meter, which alone has the key; and
+        # an external image metered the same way: it gets the meter and its tool token. The two
+        # run at once, each with a model server of its own, so whose requests are whose is plain.
         control_plane.kubectl("create", "secret", "generic", "gateway-key", "-n", namespace,
                               "--from-literal=api-key=sk-from-the-secret")
         script = [call("execute_sql", sql="SELECT count(*) FROM pg_stat_activity"),
                   call("submit_report", **MODEL_REPORT)]
-        with scripted_model(script, scratch_root / f"model-{namespace}") as model:
+        with scripted_model(script, scratch_root / f"model-{namespace}") as model, \
+                scripted_model(script, scratch_root / f"metered-{namespace}") as meter_model:
             apply(control_plane, namespace, model_agentrun("react", "openai:gpt-4o-mini",
                                                            "gateway-key", model.url))
-            eventually(lambda: phase_of(control_plane, "agentrun", "react", namespace) in (
-                "Succeeded", "Failed", "InfraError"), "model agent graded", timeout=600,
-                interval=2)
-            requests = model.requests()
-            # An external image metered the same way: it gets the meter and its tool token.
             apply(control_plane, namespace, {
                 "apiVersion": "dbabench.io/v1alpha1", "kind": "AgentRun",
                 "metadata": {"name": "metered"},
                 "spec": {"scenario": "stale-stats-lock-chain", "agent": {
                     "kind": "external", "image": METERED_IMAGE, "meter": "openai",
-                    "baseUrl": model.url,
+                    "baseUrl": meter_model.url,
                     "apiKeySecret": {"name": "gateway-key", "key": "api-key"}}}})
-            eventually(lambda: phase_of(control_plane, "agentrun", "metered", namespace) in (
-                "Succeeded", "Failed", "InfraError"), "metered external agent graded",
-                timeout=600, interval=2)
-            metered_requests = model.requests()[len(requests):]
+            eventually(lambda: all(phase_of(control_plane, "agentrun", name, namespace) in (
+                "Succeeded", "Failed", "InfraError") for name in ("react", "metered")),
+                "model and metered external agents graded", timeout=600, interval=2)
+            requests, metered_requests = model.requests(), meter_model.requests()
         status = get(control_plane, "agentrun", "react", namespace)["status"]
         result = get(control_plane, "evaluation", "react", namespace)["spec"]["result"]
         assert status["phase"] == "Succeeded", (status, json.dumps(result, indent=1))
