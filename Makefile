@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 SCENARIO ?= stale-stats-lock-chain
 PYTEST_ARGS ?=
 
-.PHONY: demo test deps system-deps venv bench-reset lint crds images kind-cluster k8s test-cluster clean \
+.PHONY: demo test deps system-deps venv prometheus bench-reset lint crds images kind-cluster k8s test-cluster clean \
         prove prove-ci measure catalog bench-run test-local-model
 
 demo: deps
@@ -19,12 +19,17 @@ test: deps
 	$(BIN)/lint-imports
 	$(BIN)/pytest $(if $(filter 0,$(TEST_JOBS)),,-n $(TEST_JOBS) --dist loadgroup) $(PYTEST_ARGS)
 
-deps: system-deps venv
+deps: system-deps venv prometheus
 
 system-deps:
 	scripts/install-system-deps.sh
 
 venv: $(BIN)/.installed
+
+# The pinned Prometheus of every run, built from Go modules (cached by version; a few minutes
+# the first time, then instant) and linked next to the venv's Python, where runs look for it.
+prometheus: venv
+	binary=$$(scripts/build-prometheus.sh) && ln -sfn "$$binary" $(BIN)/prometheus
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)

@@ -3,7 +3,7 @@
 # Needs root (or sudo); safe to run again.
 set -euo pipefail
 # chromium: the campaign report's test renders its pages in a real browser
-packages=(postgresql-15 postgresql-contrib postgresql-doc-15 prometheus
+packages=(postgresql-15 postgresql-contrib postgresql-doc-15
           prometheus-postgres-exporter prometheus-node-exporter xfsprogs util-linux chromium)
 missing=()
 for p in "${packages[@]}"; do

@@ -182,8 +182,7 @@ async def _checkpoint(on_phase: OnPhase, phase: Phase) -> None:
 async def _admit_while_monitoring_starts(threads: RunThreads, scenario: Scenario,
                                          probe: predicates.Probe, metrics_port: int,
                                          progress: Progress) -> tuple[Monitoring, Admission]:
-    # Prometheus 2.42 applies its first targets on a 5 s tick: wait for the first scrapes
-    # while the fault manifests, not before
+    # wait for the first scrapes (up to a scrape interval) while the fault manifests, not before
     admission = asyncio.ensure_future(admit(scenario, probe, progress))
     try:
         monitoring = await threads.call(threads.env.start_monitoring,
