@@ -7,6 +7,7 @@ recovery with every counter at zero.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -18,7 +19,8 @@ import pytest
 
 from dbabench.env.local import GoldenRecipe, LocalEnvironment
 from dbabench.env.postgres import PostgresInstance
-from dbabench.env.processes import ProcessTable, ProcessTableClosed, alive, reap_orphans
+from dbabench.env.processes import (ProcessTable, ProcessTableClosed, alive, reap_orphans,
+                                     start_ticks)
 from dbabench.env.snapshot import SnapshotStore, can_mount_xfs, choose_strategy
 
 pytestmark = pytest.mark.integration
@@ -130,6 +132,28 @@ def test_reap_orphans_stops_leftovers_of_a_dead_run(scratch_root: Path) -> None:
     assert not alive(child.pid)
     assert notes and "sleeper" in notes[0]
     assert not (run_dir / "pids.json").exists()
+
+
+def test_runs_of_a_live_process_are_not_orphans_even_to_itself(scratch_root: Path) -> None:
+    """The operator and the battery run several at once in one process: a run that starts
+    must not stop its siblings'. A file whose owner pid was reused by another process (here:
+    ours, with another start time) is an orphan's."""
+    runs = scratch_root / "live-runs"
+    sibling = runs / "sibling"
+    sibling.mkdir(parents=True)
+    procs = ProcessTable(sibling)
+    child = procs.spawn("sleeper", ["/bin/sleep", "300"], log=sibling / "sleep.log")
+    try:
+        assert reap_orphans(runs) == [] and alive(child.pid)
+        record = json.loads((sibling / "pids.json").read_text())
+        assert record["owner_started"] == start_ticks(os.getpid())
+        record["owner_started"] -= 1
+        (sibling / "pids.json").write_text(json.dumps(record))
+        notes = reap_orphans(runs)
+        child.wait(timeout=10)
+        assert notes and "sleeper" in notes[0]
+    finally:
+        procs.stop_all()
 
 
 def test_a_torn_down_table_starts_nothing_more(tmp_path: Path) -> None:

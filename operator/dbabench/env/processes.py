@@ -20,6 +20,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pydantic import Field
+
 from dbabench.model.base import Model
 
 PIDS_FILE = "pids.json"
@@ -35,6 +37,9 @@ class ProcessRecord(Model):
 
 class PidFile(Model):
     owner: int
+    owner_started: int | None = Field(
+        default=None, description="the owner's start in clock ticks after boot: with its pid,"
+                                  " which process it is (absent in files of earlier versions)")
     processes: list[ProcessRecord] = []
 
 
@@ -56,12 +61,29 @@ def alive(pid: int) -> bool:
     return state is not None and state != "Z"
 
 
-def _proc_state(pid: int) -> str | None:
+def _stat_fields(pid: int) -> list[str] | None:
+    """/proc/<pid>/stat from its third field on (state), past the command in parentheses."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    return stat.rsplit(")", 1)[1].split()[0]
+    return stat.rsplit(")", 1)[1].split()
+
+
+def _proc_state(pid: int) -> str | None:
+    fields = _stat_fields(pid)
+    return fields[0] if fields else None
+
+
+def start_ticks(pid: int) -> int | None:
+    """When ``pid`` started, in clock ticks after boot (stat's 22nd field); None if it is gone."""
+    fields = _stat_fields(pid)
+    return int(fields[19]) if fields else None
+
+
+def same_process(pid: int, started: int | None) -> bool:
+    """``pid`` is alive and is the process that started at ``started`` (any, where unknown)."""
+    return alive(pid) and (started is None or start_ticks(pid) == started)
 
 
 def _cmdline0(pid: int) -> str | None:
@@ -235,14 +257,16 @@ class ProcessTable:
             (self.run_dir / PIDS_FILE).unlink(missing_ok=True)
 
     def _save(self) -> None:
-        data = PidFile(owner=os.getpid(), processes=self.records)
+        data = PidFile(owner=os.getpid(), owner_started=start_ticks(os.getpid()),
+                       processes=self.records)
         tmp = self.run_dir / (PIDS_FILE + ".tmp")
         tmp.write_text(data.model_dump_json(indent=1))
         tmp.replace(self.run_dir / PIDS_FILE)
 
 
 def orphans(runs_root: Path, *, nested: bool = False) -> list[tuple[Path, list[ProcessRecord]]]:
-    """The pid files of runs under ``runs_root`` whose owning dbabench process is gone, each
+    """The pid files of runs under ``runs_root`` whose owning dbabench process is gone (its pid
+    dead, or now another process's), each
     with its processes that still run (a pid the kernel has since given to another program,
     whose executable no longer matches the record, is not one of them). ``nested``: at any
     depth (a campaign's cells), not only in ``runs_root``'s own run directories."""
@@ -252,7 +276,9 @@ def orphans(runs_root: Path, *, nested: bool = False) -> list[tuple[Path, list[P
             data = PidFile.model_validate(json.loads(pid_file.read_text()))
         except (OSError, ValueError):
             continue
-        if data.owner != os.getpid() and alive(data.owner):
+        # a live owner's runs are its own, ours too: the operator and the battery run
+        # several at once in one process
+        if same_process(data.owner, data.owner_started):
             continue
         found.append((pid_file, [r for r in reversed(data.processes)
                                  if alive(r.pid) and _cmdline0(r.pid) == r.argv0]))

@@ -116,8 +116,7 @@ async def _prove_run(run: ProofRun, path: Path, scenario: Scenario, runs_root: P
 
     started = time.monotonic()
     offset = round(started - origin, 1)  # when it started, in the battery's time
-    # each run in a directory of its own: a run reaps leftovers of runs under its root that
-    # it takes for dead, and runs of this battery share our pid
+    # each run in a directory named by its scenario and check, where a reader looks for it
     root = runs_root / scenario.name / run.check.replace(":", "-")
     root.mkdir(parents=True, exist_ok=True)
     try:
