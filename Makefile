@@ -11,8 +11,11 @@ PYTEST_ARGS ?=
 demo: deps
 	$(BIN)/dbabench run $(SCENARIO) --agent reference
 
-# The suite waits more than it computes (a scenario's windows): two workers, the cluster suite
-# on one of them (one control plane), halve its wall on 2 cores. TEST_JOBS=0 runs it in one.
+# The suite waits more than it computes (a scenario's windows): two workers halve its wall on
+# 2 cores. loadgroup with no group hands out one test at a time to whichever worker is free, so
+# the long cluster and end-to-end tests spread evenly; each worker starts a control plane at its
+# first cluster test. (Groups would not hold: pytest 9.2 ignores the group xdist 3.8 writes into
+# a test's id, pytest-xdist#1386.) TEST_JOBS=0 runs it in one process.
 TEST_JOBS ?= 2
 
 test: deps

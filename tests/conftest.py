@@ -76,17 +76,6 @@ def _store_mounts() -> list[str]:
             if "store-xfs" in ln]
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    # Under pytest-xdist (make test) the cluster suite is two groups of about equal wall, the
-    # operator's tests and the rest, each on one worker with that worker's control plane; a
-    # control plane started for a test or two would cost more than it saves.
-    if config.pluginmanager.hasplugin("xdist"):
-        for item in items:
-            if item.get_closest_marker("cluster"):
-                half = "operator" if item.path.name == "test_operator.py" else "pods"
-                item.add_marker(pytest.mark.xdist_group(f"cluster-{half}"))
-
-
 @pytest.fixture(scope="session", autouse=True)
 def nothing_left_running() -> Iterator[None]:
     before, mounted_before = set(_our_servers()), set(_store_mounts())
