@@ -181,6 +181,9 @@ class ProcessTable:
     turn: a postmaster's include its backends'."""
     _popen: dict[int, subprocess.Popen[bytes]] = field(default_factory=dict)
     _lock: threading.RLock = field(default_factory=threading.RLock)
+    _owner: tuple[int, int | None] = field(
+        default_factory=lambda: (os.getpid(), start_ticks(os.getpid())))
+    """Who writes the pid file, read once: every spawn and stop rewrites it."""
 
     def check_open(self, doing: str) -> None:
         """Raise ProcessTableClosed if the run is ending."""
@@ -257,7 +260,7 @@ class ProcessTable:
             (self.run_dir / PIDS_FILE).unlink(missing_ok=True)
 
     def _save(self) -> None:
-        data = PidFile(owner=os.getpid(), owner_started=start_ticks(os.getpid()),
+        data = PidFile(owner=self._owner[0], owner_started=self._owner[1],
                        processes=self.records)
         tmp = self.run_dir / (PIDS_FILE + ".tmp")
         tmp.write_text(data.model_dump_json(indent=1))
