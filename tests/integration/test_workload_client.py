@@ -1,10 +1,12 @@
 """How the workload files a failed request: a server error on a live session is the request's
 error (the session goes on at once); a connection the server ended or refused is a connection
-error, after which the client reconnects with a pause."""
+error, after which the client reconnects with a pause. A stop cuts what every session runs
+short, and what it cuts is not logged."""
 
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 
 import psycopg
@@ -13,62 +15,63 @@ from prometheus_client import CollectorRegistry
 
 from dbabench.env.postgres import PostgresInstance
 from dbabench.workload.businesslog import BusinessLogWriter, read_events
-from dbabench.workload.engine import Client, Metrics
+from dbabench.model.workload import JobStep, OltpCheckoutWorkload
+from dbabench.workload.engine import Client, Metrics, WorkloadConfig, run_workload
 
 pytestmark = pytest.mark.integration
 
 
 def raising(sqlstate: str):  # type: ignore[no-untyped-def]
-    async def body(conn: psycopg.AsyncConnection) -> None:
-        await conn.execute(f"DO $$ BEGIN RAISE EXCEPTION 'injected' USING ERRCODE = '{sqlstate}';"
+    def body(conn: psycopg.Connection) -> None:
+        conn.execute(f"DO $$ BEGIN RAISE EXCEPTION 'injected' USING ERRCODE = '{sqlstate}';"
                            " END $$")
     return body
 
 
-async def ping(conn: psycopg.AsyncConnection) -> None:
-    await conn.execute("SELECT 1")
+def ping(conn: psycopg.Connection) -> None:
+    conn.execute("SELECT 1")
 
 
 @pytest.mark.parametrize("sqlstate", ["40P01", "40001", "55000", "53200"])
-async def test_server_errors_on_a_live_session_are_the_requests_own(
+def test_server_errors_on_a_live_session_are_the_requests_own(
         postgres: PostgresInstance, tmp_path: Path, sqlstate: str) -> None:
     log = tmp_path / "business.jsonl"
     writer = BusinessLogWriter(log)
     client = Client(dsn=postgres.dsn(), service="svc", log=writer,
                     metrics=Metrics(CollectorRegistry()))
-    assert await client.request("op", ping) == "ok"
+    assert client.request("op", ping) == "ok"
     session = client.conn
     # deadlock, serialization failure, object state, resources: psycopg's OperationalError
-    assert await client.request("op", raising(sqlstate)) == "error"
-    assert client.conn is session and await client.request("op", ping) == "ok"
-    await client._drop()
+    assert client.request("op", raising(sqlstate)) == "error"
+    assert client.conn is session and client.request("op", ping) == "ok"
+    client._drop()
     writer.close()
     failed = [e for e in read_events(log) if e.outcome != "ok"]
     assert [(e.outcome, e.sqlstate) for e in failed] == [("error", sqlstate)]
 
 
-async def test_a_refused_or_ended_connection_is_a_connection_error(
+def test_a_refused_or_ended_connection_is_a_connection_error(
         postgres: PostgresInstance, tmp_path: Path) -> None:
     writer = BusinessLogWriter(tmp_path / "business.jsonl")
     wrong = psycopg.conninfo.make_conninfo(postgres.dsn(), password="wrong")
     refused = Client(dsn=wrong, service="svc", log=writer, metrics=Metrics(CollectorRegistry()))
-    assert await refused.request("op", ping) == "connection_error"
+    assert refused.request("op", ping) == "connection_error"
     client = Client(dsn=postgres.dsn(), service="svc", log=writer,
                     metrics=Metrics(CollectorRegistry()))
 
-    async def short_idle_limit(conn: psycopg.AsyncConnection) -> None:
-        await conn.execute("SET idle_session_timeout = '100ms'")
+    def short_idle_limit(conn: psycopg.Connection) -> None:
+        conn.execute("SET idle_session_timeout = '100ms'")
 
-    assert await client.request("op", short_idle_limit) == "ok"
-    await asyncio.sleep(0.5)  # the server ends the idle session (FATAL 57P05)
-    assert await client.request("op", ping) == "connection_error"
+    assert client.request("op", short_idle_limit) == "ok"
+    time.sleep(0.5)  # the server ends the idle session (FATAL 57P05)
+    assert client.request("op", ping) == "connection_error"
     assert client.conn is None  # dropped; the next request reconnects
-    assert await client.request("op", ping) == "ok"
-    await client._drop()
+    assert client.request("op", ping) == "ok"
+    client._drop()
     writer.close()
 
 
-async def test_a_request_of_one_statement_can_run_without_begin_and_commit(
+def test_a_request_of_one_statement_can_run_without_begin_and_commit(
         postgres: PostgresInstance, tmp_path: Path) -> None:
     """A read of one statement is its own transaction (two round trips fewer); a request with
     a transaction starts it before its first statement, and none is left open after either."""
@@ -77,23 +80,23 @@ async def test_a_request_of_one_statement_can_run_without_begin_and_commit(
                     metrics=Metrics(CollectorRegistry()))
     began_with: list[bool] = []
 
-    async def alone(conn: psycopg.AsyncConnection) -> None:
+    def alone(conn: psycopg.Connection) -> None:
         # now() is when the transaction began: the statement's own start only without BEGIN
-        cur = await conn.execute("SELECT now() = statement_timestamp()")
-        row = await cur.fetchone()
+        cur = conn.execute("SELECT now() = statement_timestamp()")
+        row = cur.fetchone()
         assert row is not None
         began_with.append(bool(row[0]))
 
-    assert await client.request("op", alone, transaction=False) == "ok"
-    assert await client.request("op", alone) == "ok"
+    assert client.request("op", alone, transaction=False) == "ok"
+    assert client.request("op", alone) == "ok"
     assert began_with == [True, False]
     assert client.conn is not None
     assert client.conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
-    await client._drop()
+    client._drop()
     writer.close()
 
 
-async def test_a_session_left_in_an_aborted_transaction_is_reset(
+def test_a_session_left_in_an_aborted_transaction_is_reset(
         postgres: PostgresInstance, tmp_path: Path) -> None:
     """A statement timeout that fires as a statement ends can reach the client with the
     COMMIT after it and leave the session's transaction aborted; every later request would
@@ -102,13 +105,62 @@ async def test_a_session_left_in_an_aborted_transaction_is_reset(
     client = Client(dsn=postgres.dsn(), service="svc", log=writer,
                     metrics=Metrics(CollectorRegistry()))
 
-    async def left_aborted(conn: psycopg.AsyncConnection) -> None:
-        await conn.execute("BEGIN")
-        await conn.execute("SELECT 1 / 0")
+    def left_aborted(conn: psycopg.Connection) -> None:
+        conn.execute("BEGIN")
+        conn.execute("SELECT 1 / 0")
 
-    assert await client.request("op", left_aborted, transaction=False) == "error"
+    assert client.request("op", left_aborted, transaction=False) == "error"
     assert client.conn is not None
     assert client.conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
-    assert await client.request("op", ping) == "ok"
-    await client._drop()
+    assert client.request("op", ping) == "ok"
+    client._drop()
     writer.close()
+
+
+def test_a_stop_ends_every_session_even_one_in_a_long_statement_or_an_open_transaction(
+        postgres: PostgresInstance, tmp_path: Path) -> None:
+    """Each session is a thread blocked in the server: the stop cancels what they run and
+    waits for them, so no session outlives the workload, and a request the stop cut short
+    is not in the business log (the database did not fail it)."""
+    jobs = [JobStep(action="job", name="long-report", application_name="long-report",
+                    statements=["SELECT pg_sleep(60)"]),
+            JobStep(action="job", name="leaky", application_name="leaky",
+                    statements=["SELECT 1"], idle_in_transaction_seconds=60)]
+    log = tmp_path / "business.jsonl"
+    config = WorkloadConfig(dsn=postgres.dsn(application_name=""),
+                            spec=OltpCheckoutWorkload(profile="oltp-checkout", clients=2),
+                            jobs=jobs, business_log=log, metrics_port=0)
+
+    def sessions() -> dict[str, str]:
+        with psycopg.connect(postgres.dsn(), autocommit=True) as conn:
+            rows = conn.execute("SELECT application_name, state FROM pg_stat_activity WHERE"
+                                " application_name IN ('long-report', 'leaky',"
+                                " 'checkout-worker')").fetchall()
+        return {name: state for name, state in rows}
+
+    async def run() -> dict[str, str]:
+        stop = asyncio.Event()
+        workload = asyncio.create_task(run_workload(config, stop))
+        seen: dict[str, str] = {}
+        for _ in range(100):
+            seen = await asyncio.to_thread(sessions)
+            if seen.get("long-report") == "active" and seen.get("leaky") == "idle in transaction":
+                break
+            await asyncio.sleep(0.1)
+        stop.set()
+        await workload
+        return seen
+
+    seen = asyncio.run(run())
+    assert seen.get("long-report") == "active" and seen.get("leaky") == "idle in transaction"
+    left = sessions()
+    for _ in range(50):  # a backend leaves pg_stat_activity just after its client hangs up
+        if not left:
+            break
+        time.sleep(0.1)
+        left = sessions()
+    assert left == {}
+    events = read_events(log)
+    assert {e.service for e in events} == {"checkout-worker"}
+    # this database has no checkout tables: the workers' requests fail, none by the stop
+    assert "canceled" not in {e.outcome for e in events}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import threading
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Literal
@@ -37,14 +38,21 @@ class WindowStats(Model):
 
 
 class BusinessLogWriter:
+    """Shared by the workload's threads: one whole line per request, never two interleaved."""
+
     def __init__(self, path: Path) -> None:
         self._f: IO[str] = path.open("a", buffering=1)
+        self._lock = threading.Lock()
 
     def write(self, event: BusinessEvent) -> None:
-        self._f.write(event.model_dump_json(exclude_none=True) + "\n")
+        line = event.model_dump_json(exclude_none=True) + "\n"
+        with self._lock:
+            if not self._f.closed:
+                self._f.write(line)
 
     def close(self) -> None:
-        self._f.close()
+        with self._lock:
+            self._f.close()
 
 
 def read_events(path: Path, *, start: datetime | None = None, end: datetime | None = None,

@@ -1,18 +1,26 @@
-"""The workload process: profile clients and scheduled jobs as asyncio tasks on psycopg.
+"""The workload process: profile clients and scheduled jobs, each a thread with its own
+psycopg session.
 
 Clients reconnect after any connection loss (an agent may terminate sessions or restart the
 server), so the workload outlives whatever the agent does; every request is logged with its
 outcome, which is how lock waits become visible as business timeouts.
+
+Threads, not asyncio tasks: a synchronous session waits for the server in psycopg's C code with
+the GIL released, where an asynchronous one registers and unregisters its socket with the event
+loop at every round trip; measured with the default profile, the threads take about two thirds
+of the CPU per request (benchmarks/workload.py).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import random
 import signal
+import threading
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 
 import psycopg
@@ -25,6 +33,8 @@ from dbabench.model.workload import JobStep, OltpCheckoutWorkload, WorkloadSpec
 from dbabench.workload.businesslog import BusinessEvent, BusinessLogWriter, Outcome, utcnow
 
 RECONNECT_DELAY = 0.5
+STOP_SECONDS = 5.0
+"""How long a stop waits for the clients' threads, after cancelling what their sessions run."""
 
 
 class WorkloadConfig(Model):
@@ -71,49 +81,54 @@ def classify_error(e: BaseException, *, session_alive: bool = False) -> tuple[Ou
 
 
 class Client:
-    """One session of one service: connects lazily, logs every request, survives failures."""
+    """One session of one service, used by one thread: connects lazily, logs every request,
+    survives failures. ``halt`` is the workload's stop: a request that ends after it is not
+    logged, since the stop, not the database, cut it short."""
 
     def __init__(self, *, dsn: str, service: str, log: BusinessLogWriter, metrics: Metrics,
-                 options: str = "", lifetime: float | None = None,
-                 application_name: str | None = None) -> None:
+                 halt: threading.Event | None = None, options: str = "",
+                 lifetime: float | None = None, application_name: str | None = None) -> None:
         self.dsn = dsn
         self.service = service
         self.application_name = application_name or service
         self.log = log
         self.metrics = metrics
+        self.halt = halt or threading.Event()
         self.options = options
         self.lifetime = lifetime
-        self.conn: psycopg.AsyncConnection | None = None
+        self.conn: psycopg.Connection | None = None
         self.connected_at = 0.0
 
-    async def request(self, operation: str,
-                      body: Callable[[psycopg.AsyncConnection], Awaitable[None]], *,
-                      transaction: bool = True) -> Outcome:
+    def request(self, operation: str, body: Callable[[psycopg.Connection], None], *,
+                transaction: bool = True) -> Outcome | None:
         """``body`` in a transaction of its own, or, for a request of one statement, as that
-        statement alone: BEGIN and COMMIT would be two more round trips for a read."""
+        statement alone: BEGIN and COMMIT would be two more round trips for a read. None: the
+        workload stopped during the request."""
         started = time.perf_counter()
         outcome: Outcome = "ok"
         sqlstate = message = None
         try:
-            conn = await self._connection()
+            conn = self._connection()
             if transaction:
-                async with conn.transaction():
-                    await body(conn)
+                with conn.transaction():
+                    body(conn)
             else:
-                await body(conn)
+                body(conn)
         except (psycopg.Error, OSError) as e:
             alive = self.conn is not None and not self.conn.closed and not self.conn.broken
             outcome, sqlstate = classify_error(e, session_alive=alive)
             message = str(e).strip().splitlines()[0][:300] if str(e).strip() else type(e).__name__
             if self.conn is not None and (self.conn.closed or outcome in ("terminated",
                                                                          "connection_error")):
-                await self._drop()
+                self._drop()
             elif self.conn is not None and (self.conn.info.transaction_status
                                             != psycopg.pq.TransactionStatus.IDLE):
                 # A statement timeout that fires as a statement ends can reach the client
                 # with the COMMIT after it: the transaction is left aborted, and every later
                 # request would fail inside it. A pool resets such a session; so do we.
-                await self._reset()
+                self._reset()
+        if self.halt.is_set():
+            return None
         latency = time.perf_counter() - started
         self.metrics.requests.labels(self.service, operation, outcome).inc()
         self.metrics.latency.labels(self.service, operation).observe(latency)
@@ -122,76 +137,93 @@ class Client:
                                      latency_ms=round(latency * 1000, 2), outcome=outcome,
                                      sqlstate=sqlstate, message=message))
         if outcome == "connection_error":
-            await asyncio.sleep(RECONNECT_DELAY)
+            self.halt.wait(RECONNECT_DELAY)
         return outcome
 
-    async def _connection(self) -> psycopg.AsyncConnection:
+    def interrupt(self) -> None:
+        """From another thread: cancel whatever the session is running, so that its thread
+        sees the stop now rather than after a lock wait or a long statement."""
+        conn = self.conn
+        if conn is not None and not conn.closed:
+            try:
+                conn.cancel_safe(timeout=2.0)
+            except psycopg.Error:
+                pass
+
+    def _connection(self) -> psycopg.Connection:
         if (self.conn is not None and self.lifetime is not None
                 and time.monotonic() - self.connected_at > self.lifetime):
-            await self._drop()
+            self._drop()
         if self.conn is None or self.conn.closed:
             # autocommit: a transaction is what ``request`` opens, never one left open
-            self.conn = await psycopg.AsyncConnection.connect(
+            self.conn = psycopg.Connection.connect(
                 self.dsn, application_name=self.application_name, options=self.options,
                 autocommit=True)
             self.connected_at = time.monotonic()
         return self.conn
 
-    async def _reset(self) -> None:
+    def _reset(self) -> None:
         assert self.conn is not None
         try:
-            await self.conn.rollback()
+            self.conn.rollback()
         except psycopg.Error:
-            await self._drop()
+            self._drop()
 
-    async def _drop(self) -> None:
+    def _drop(self) -> None:
         if self.conn is not None:
             try:
-                await self.conn.close()
+                self.conn.close()
             except psycopg.Error:
                 pass
             self.conn = None
 
-    async def close(self) -> None:
-        await self._drop()
+    def close(self) -> None:
+        self._drop()
 
 
-async def checkout_worker(client: Client, spec: OltpCheckoutWorkload, rng: random.Random) -> None:
+def checkout_worker(client: Client, spec: OltpCheckoutWorkload, rng: random.Random) -> None:
     """Place an order (insert + bump the merchant's counter row), or browse recent orders."""
-    while True:
+    while not client.halt.is_set():
         if rng.random() < spec.browse_share:
             merchant = rng.randint(1, spec.merchants)
 
-            async def browse(conn: psycopg.AsyncConnection) -> None:
-                await conn.execute("SELECT id, sku, qty, status FROM orders WHERE merchant_id = %s"
-                                   " ORDER BY id DESC LIMIT 20", (merchant,))
+            def browse(conn: psycopg.Connection) -> None:
+                conn.execute("SELECT id, sku, qty, status FROM orders WHERE merchant_id = %s"
+                             " ORDER BY id DESC LIMIT 20", (merchant,))
 
-            await client.request("browse_orders", browse, transaction=False)
+            client.request("browse_orders", browse, transaction=False)
         else:
             hot = spec.hot_merchant is not None and rng.random() < spec.hot_share
             merchant = spec.hot_merchant if hot else rng.randint(1, spec.merchants)
             sku, qty = rng.randint(1, spec.skus), rng.randint(1, 5)
 
-            async def place(conn: psycopg.AsyncConnection) -> None:
-                await conn.execute("INSERT INTO orders(merchant_id, sku, qty) VALUES (%s, %s, %s)",
-                                   (merchant, sku, qty))
-                await conn.execute("UPDATE merchants SET order_count = order_count + 1,"
-                                   " updated_at = now() WHERE id = %s", (merchant,))
+            def place(conn: psycopg.Connection) -> None:
+                conn.execute("INSERT INTO orders(merchant_id, sku, qty) VALUES (%s, %s, %s)",
+                             (merchant, sku, qty))
+                conn.execute("UPDATE merchants SET order_count = order_count + 1,"
+                             " updated_at = now() WHERE id = %s", (merchant,))
 
-            await client.request("place_order", place)
-        await asyncio.sleep(spec.think_time_ms / 1000)
+            client.request("place_order", place)
+        client.halt.wait(spec.think_time_ms / 1000)
 
 
-async def scheduled_job(client: Client, job: JobStep) -> None:
+def scheduled_job(client: Client, job: JobStep) -> None:
     """Run the job's statements in one transaction; whatever happens, run it again later."""
-    async def run(conn: psycopg.AsyncConnection) -> None:
+    def run(conn: psycopg.Connection) -> None:
         for statement in job.statements:
-            await conn.execute(statement)  # type: ignore[arg-type]
-        await asyncio.sleep(job.idle_in_transaction_seconds)
+            conn.execute(statement)  # type: ignore[arg-type]
+        client.halt.wait(job.idle_in_transaction_seconds)
 
-    while True:
-        await client.request(job.operation, run)
-        await asyncio.sleep(job.interval_seconds)
+    while not client.halt.is_set():
+        client.request(job.operation, run)
+        client.halt.wait(job.interval_seconds)
+
+
+def _session(client: Client, loop: Callable[[], None]) -> None:
+    try:
+        loop()
+    finally:
+        client.close()
 
 
 async def run_workload(config: WorkloadConfig, stop: asyncio.Event) -> None:
@@ -200,18 +232,17 @@ async def run_workload(config: WorkloadConfig, stop: asyncio.Event) -> None:
     server, thread = start_http_server(config.metrics_port, addr=config.metrics_host,
                                        registry=registry)
     log = BusinessLogWriter(config.business_log)
-    clients: list[Client] = []
-    tasks: list[asyncio.Task[None]] = []
+    halt = threading.Event()
+    sessions: list[tuple[Client, Callable[[], None], str]] = []
     spec = config.spec
     timeout = f"-c statement_timeout={spec.statement_timeout_ms}"
     lifetime = spec.connection_lifetime_seconds
     for i in range(spec.clients):
         client = Client(dsn=config.dsn, service="checkout-worker", log=log, metrics=metrics,
-                        options=timeout, lifetime=lifetime)
-        clients.append(client)
-        tasks.append(asyncio.create_task(
-            checkout_worker(client, spec, random.Random(config.seed * 1000 + i)),
-            name=f"checkout-worker-{i}"))
+                        halt=halt, options=timeout, lifetime=lifetime)
+        rng = random.Random(config.seed * 1000 + i)
+        sessions.append((client, functools.partial(checkout_worker, client, spec, rng),
+                         f"checkout-worker-{i}"))
     for job in config.jobs:
         dsn = config.dsn if job.server == "primary" else config.replica_dsn
         if dsn is None:
@@ -222,24 +253,33 @@ async def run_workload(config: WorkloadConfig, stop: asyncio.Event) -> None:
             # no option at 0: the job inherits what the server, database and role set
             options = (f"-c statement_timeout={job.statement_timeout_ms}"
                        if job.statement_timeout_ms else "")
-            client = Client(dsn=dsn, service=job.name, log=log, metrics=metrics,
+            client = Client(dsn=dsn, service=job.name, log=log, metrics=metrics, halt=halt,
                             options=options, lifetime=lifetime,
                             application_name=job.application_name)
-            clients.append(client)
-            tasks.append(asyncio.create_task(scheduled_job(client, job),
-                                             name=f"job-{job.name}-{i}"))
+            sessions.append((client, functools.partial(scheduled_job, client, job),
+                             f"job-{job.name}-{i}"))
+    threads = [threading.Thread(target=_session, args=(client, loop), name=name, daemon=True)
+               for client, loop, name in sessions]
     try:
+        for t in threads:
+            t.start()
         await stop.wait()
     finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        for client in clients:
-            await client.close()
+        halt.set()
+        await asyncio.to_thread(_stop_sessions, [client for client, _, _ in sessions], threads)
         log.close()
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
+
+
+def _stop_sessions(clients: list[Client], threads: list[threading.Thread]) -> None:
+    for client in clients:
+        client.interrupt()
+    deadline = time.monotonic() + STOP_SECONDS
+    for t in threads:
+        if t.is_alive():
+            t.join(timeout=max(0.0, deadline - time.monotonic()))
 
 
 def main(config_path: Path) -> None:
