@@ -44,17 +44,26 @@ def measured(summary: ProveSummary, cpu_seconds: float | None) -> dict[str, obje
     at_once = [sum(a <= t < b for a, b in spans) for t in running]
     if cpu_seconds is None and summary.cpu is not None:
         cpu_seconds = summary.cpu.total_seconds
+    # the goldens are a cost of the scenarios, not of their runs (recorded since version 3)
+    golden_cpu = summary.golden_cpu
+    if cpu_seconds is not None and golden_cpu is not None:
+        cpu_seconds -= golden_cpu.total_seconds
     by_process: collections.Counter[str] = collections.Counter()
     for check in checks:
         by_process.update(check.cpu_seconds)
     if summary.cpu is not None:
         recorded = sum(by_process.values())
-        by_process["harness (one process for every run)"] = summary.cpu.harness_seconds
+        harness, children = summary.cpu.harness_seconds, summary.cpu.children_seconds
+        if golden_cpu is not None:
+            harness -= golden_cpu.harness_seconds
+            children -= golden_cpu.children_seconds
+        by_process["harness (one process for every run)"] = round(harness, 2)
         by_process["other children (psql, cp, mount, retries' processes)"] = round(
-            summary.cpu.children_seconds - recorded, 2)
+            children - recorded, 2)
     return {
         "scenarios": len(summary.scenarios), "runs": len(checks),
         "wall": summary.wall_seconds, "golden": golden,
+        "golden cpu": None if golden_cpu is None else golden_cpu.total_seconds,
         "per scenario": summary.wall_seconds / max(1, len(summary.scenarios)),
         "run wall": statistics.fmean(c.wall_seconds for c in checks) if checks else 0.0,
         "at once": statistics.fmean(at_once) if at_once else 0.0,
@@ -126,13 +135,15 @@ def flips(summaries: list[ProveSummary]) -> list[str]:
 
 def show(label: str, figures: dict[str, object]) -> None:
     cpu = figures["cpu per run"]
-    golden = figures["golden"]
+    golden, golden_cpu = figures["golden"], figures["golden cpu"]
     print(f"\n{label}: {figures['scenarios']} scenarios, {figures['runs']} runs,"
           f" wall {figures['wall']:.0f} s ({figures['per scenario']:.1f} s per scenario;"
-          f" goldens {'?' if golden is None else f'{golden:.0f}'} s)")
+          f" goldens {'?' if golden is None else f'{golden:.0f}'} s"
+          f"{'' if golden_cpu is None else f', {golden_cpu:.0f} s of CPU'})")
     print(f"  run wall {figures['run wall']:.1f} s; runs at once {figures['at once']:.2f}"
           f" (max {figures['max at once']}); CPU per run"
-          f" {'?' if cpu is None else f'{cpu:.2f}'} s")
+          f" {'?' if cpu is None else f'{cpu:.2f}'} s"
+          f"{' (goldens included)' if cpu is not None and golden_cpu is None else ''}")
     waits = figures["throttle waits"]
     assert isinstance(waits, dict)
     if waits:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import signal
 import statistics
 import subprocess
@@ -88,6 +89,7 @@ def main() -> int:
                 results[name].append(one(source, instance, work, args.seconds))
     finally:
         procs.stop_all()
+        shutil.rmtree(work, ignore_errors=True)  # a server's data directory and the exports
     print(f"oltp-checkout, default profile, {args.seconds:.0f} s per run, {args.rounds} runs"
           f" each, alternating; server sandboxed: {instance.sandboxed}")
     print(f"{'version':10} {'req/s':>7} {'wl ms/req':>10} {'pg ms/req':>10}"

@@ -69,10 +69,13 @@ def test_a_fix_that_fixes_nothing_fails_the_battery(tmp_path: Path) -> None:
         assert {"prometheus", "postgres_exporter", "node_exporter"} <= set(check.cpu_seconds)
         assert check.started_seconds is not None
         assert 0 <= check.started_seconds <= summary.wall_seconds - check.wall_seconds + 1
-    assert summary.version == 2 and summary.cpu is not None
+    assert summary.version == 3 and summary.cpu is not None and summary.golden_cpu is not None
     assert summary.golden_seconds is not None and summary.golden_seconds < summary.wall_seconds
+    # the goldens' CPU is a part of the battery's, and the runs' processes are in the rest
+    assert 0 <= summary.golden_cpu.total_seconds <= summary.cpu.total_seconds
     runs_cpu = sum(sum(c.cpu_seconds.values()) for c in verdicts.values())
-    assert 0 < runs_cpu <= summary.cpu.children_seconds + 0.1
+    assert 0 < runs_cpu <= (summary.cpu.children_seconds
+                            - summary.golden_cpu.children_seconds + 0.1)
     assert summary.cpu.harness_seconds > 0
     assert set(summary.throttle_waits) == {"spacing", "pressure"}
     # the reference run's hops were measured (or it says why it could not be)

@@ -10,6 +10,7 @@ from pydantic import Field, model_validator
 
 from dbabench.model.base import Model, Record
 from dbabench.model.difficulty import Difficulty
+from dbabench.model.evaluation import CheckResult
 
 ScriptedAgent = Literal["reference", "decoy", "null", "sweep"]
 
@@ -43,6 +44,10 @@ class ProofCheck(Model):
     phases: dict[str, float] = Field(
         default_factory=dict,
         description="seconds spent in each AgentRun phase (Provisioning, Admitting, ...)")
+    outcome_checks: list[CheckResult] = Field(
+        default_factory=list,
+        description="each outcome check's verdict and measured value (version 3): how far a"
+                    " fixed run, and a control run, came from each threshold")
     difficulty: Difficulty | None = Field(
         default=None, description="reference runs: D and C read from what its hops returned")
     difficulty_error: str | None = Field(default=None,
@@ -89,9 +94,10 @@ class BatteryCpu(Model):
         return self.harness_seconds + self.children_seconds
 
 
-PROVE_VERSION = 2
+PROVE_VERSION = 3
 """1: no version, no CPU figures; 2: each run's CPU by process, the battery's CPU in all, when
-each run started, how long the goldens took and what the throttle waited for."""
+each run started, how long the goldens took and what the throttle waited for; 3: the goldens'
+share of the battery's CPU, and each run's outcome checks with their measured values."""
 
 
 class ProveSummary(Record):
@@ -102,6 +108,9 @@ class ProveSummary(Record):
     golden_seconds: float | None = Field(
         default=None, description="finding or building every golden before the first run")
     cpu: BatteryCpu | None = None
+    golden_cpu: BatteryCpu | None = Field(
+        default=None, description="the part of ``cpu`` spent finding or building every golden"
+                                  " (version 3): a cost of the scenarios, not of their runs")
     throttle_waits: dict[str, float] = Field(
         default_factory=dict,
         description="seconds starts waited, by reason: spacing (a start's load shows in the"

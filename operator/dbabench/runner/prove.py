@@ -138,7 +138,9 @@ async def _prove_run(run: ProofRun, path: Path, scenario: Scenario, runs_root: P
     check = ProofCheck(run=run, passed=passed, detail=detail, run_dir=result.run_dir,
                        admitted=result.evaluation.status != "infra_error",
                        wall_seconds=wall, started_seconds=offset, phases=phases,
-                       cpu_seconds=result.cpu_seconds)
+                       cpu_seconds=result.cpu_seconds,
+                       outcome_checks=(result.evaluation.outcome.checks
+                                       if result.evaluation.outcome else []))
     if run.check == "reference" and check.admitted:
         trace = result.run_dir / "trace.jsonl"
         events = [TraceEvent.model_validate_json(line) for line in trace.read_text().splitlines()]
@@ -166,6 +168,7 @@ async def prove(selected: list[tuple[Path, Scenario]], *, jobs: int, runs_root: 
     built = await asyncio.gather(*(prepare_golden(s, runs_root / s.name, throttle.slot)
                                    for _, s in by_name.values()), return_exceptions=True)
     golden_seconds = round(time.monotonic() - started, 1)
+    golden_cpu = _cpu_used(since=cpu_before)
     unbuilt = {name: e for name, e in zip(by_name, built) if isinstance(e, BaseException)}
     for e in unbuilt.values():
         if not isinstance(e, Exception):
@@ -200,4 +203,5 @@ async def prove(selected: list[tuple[Path, Scenario]], *, jobs: int, runs_root: 
                         passed=all(p.passed for p in proofs),
                         wall_seconds=round(time.monotonic() - started, 1),
                         golden_seconds=golden_seconds, cpu=_cpu_used(since=cpu_before),
+                        golden_cpu=golden_cpu,
                         throttle_waits={k: round(v, 1) for k, v in throttle.waited.items()})
