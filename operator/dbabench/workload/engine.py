@@ -141,10 +141,13 @@ class Client:
         return outcome
 
     def interrupt(self) -> None:
-        """From another thread: cancel whatever the session is running, so that its thread
-        sees the stop now rather than after a lock wait or a long statement."""
+        """From another thread: cancel what the session is running, so that its thread sees
+        the stop now rather than after a lock wait or a long statement. An idle session's
+        thread waits on ``halt`` and needs none (a cancel request is a connection and a
+        process on the server)."""
         conn = self.conn
-        if conn is not None and not conn.closed:
+        if (conn is not None and not conn.closed
+                and conn.info.transaction_status == psycopg.pq.TransactionStatus.ACTIVE):
             try:
                 conn.cancel_safe(timeout=2.0)
             except psycopg.Error:
