@@ -13,6 +13,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import yaml
@@ -123,6 +124,17 @@ def start_monitoring(procs: ProcessTable, run_dir: Path, *, run_id: str,
     return Monitoring(prometheus_url=url, targets=targets)
 
 
+def _result(url: str, response: httpx.Response) -> list[dict[str, Any]]:
+    try:
+        result: list[dict[str, Any]] = response.json()["data"]["result"]
+        return result
+    except (ValueError, KeyError, TypeError) as e:
+        raise MonitoringError(
+            f"{url} answered a query, but not as Prometheus does ({type(e).__name__}:"
+            f" {response.text[:120]!r}): another server holds the port this run's Prometheus"
+            " was given") from e
+
+
 def _wait_for_targets(procs: ProcessTable, url: str, jobs: set[str], timeout: float) -> None:
     deadline = time.monotonic() + timeout
     seen: set[str] = set()
@@ -131,7 +143,7 @@ def _wait_for_targets(procs: ProcessTable, url: str, jobs: set[str], timeout: fl
             try:
                 r = client.get(f"{url}/api/v1/query", params={"query": "up"})
                 if r.status_code == 200:
-                    seen = {s["metric"].get("job", "") for s in r.json()["data"]["result"]
+                    seen = {s["metric"].get("job", "") for s in _result(url, r)
                             if s["value"][1] == "1"}
                     if jobs <= seen:
                         return

@@ -8,6 +8,7 @@ clean machine.
 
 from __future__ import annotations
 
+import collections
 import ctypes
 import json
 import os
@@ -43,11 +44,24 @@ class PidFile(Model):
     processes: list[ProcessRecord] = []
 
 
+_HANDED_OUT: collections.deque[int] = collections.deque(maxlen=4096)
+_HANDED_OUT_LOCK = threading.Lock()
+
+
 def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A TCP port on 127.0.0.1 that nothing listens on right now, and that this process has not
+    handed out lately. The kernel gives a port it just gave again within a few binds (seen 8
+    apart), and a port is only bound when the server it is for has started: without the memory,
+    runs side by side gave one port to two servers, and a run's Prometheus query reached
+    another's workload."""
+    with _HANDED_OUT_LOCK:
+        while True:
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+                s.bind(("127.0.0.1", 0))
+                port = int(s.getsockname()[1])
+            if port not in _HANDED_OUT:
+                _HANDED_OUT.append(port)
+                return port
 
 
 def alive(pid: int) -> bool:
