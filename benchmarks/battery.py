@@ -52,14 +52,11 @@ def measured(summary: ProveSummary, cpu_seconds: float | None) -> dict[str, obje
     for check in checks:
         by_process.update(check.cpu_seconds)
     if summary.cpu is not None:
+        runs = summary.cpu if golden_cpu is None else summary.cpu.minus(golden_cpu)
         recorded = sum(by_process.values())
-        harness, children = summary.cpu.harness_seconds, summary.cpu.children_seconds
-        if golden_cpu is not None:
-            harness -= golden_cpu.harness_seconds
-            children -= golden_cpu.children_seconds
-        by_process["harness (one process for every run)"] = round(harness, 2)
+        by_process["harness (one process for every run)"] = runs.harness_seconds
         by_process["other children (psql, cp, mount, retries' processes)"] = round(
-            children - recorded, 2)
+            runs.children_seconds - recorded, 2)
     return {
         "scenarios": len(summary.scenarios), "runs": len(checks),
         "wall": summary.wall_seconds, "golden": golden,

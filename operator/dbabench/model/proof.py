@@ -93,6 +93,13 @@ class BatteryCpu(Model):
     def total_seconds(self) -> float:
         return self.harness_seconds + self.children_seconds
 
+    def minus(self, earlier: "BatteryCpu") -> "BatteryCpu":
+        """What was used after ``earlier``, of which this is a later reading (or whose part
+        it is)."""
+        return BatteryCpu(
+            harness_seconds=round(self.harness_seconds - earlier.harness_seconds, 2),
+            children_seconds=round(self.children_seconds - earlier.children_seconds, 2))
+
 
 PROVE_VERSION = 3
 """1: no version, no CPU figures; 2: each run's CPU by process, the battery's CPU in all, when

@@ -71,10 +71,9 @@ def _cpu_used(since: BatteryCpu | None = None) -> BatteryCpu:
     reaped: a postmaster's backends), since ``since``."""
     own, children = (resource.getrusage(who) for who in (resource.RUSAGE_SELF,
                                                           resource.RUSAGE_CHILDREN))
-    harness, rest = own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
-    if since is not None:
-        harness, rest = harness - since.harness_seconds, rest - since.children_seconds
-    return BatteryCpu(harness_seconds=round(harness, 2), children_seconds=round(rest, 2))
+    used = BatteryCpu(harness_seconds=round(own.ru_utime + own.ru_stime, 2),
+                      children_seconds=round(children.ru_utime + children.ru_stime, 2))
+    return used if since is None else used.minus(since)
 
 
 def retriable(check: ProofCheck) -> bool:
