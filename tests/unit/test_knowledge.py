@@ -203,6 +203,31 @@ def test_ensure_index_rebuilds_when_a_sop_changes(
     assert [h.doc_id for h in search(db, "zymurgical").hits] == ["sop:lock-waits"]
 
 
+def test_the_manual_is_hashed_once_per_process_until_a_page_changes(
+    small_inputs: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    html, sops = small_inputs
+    db = ensure_index(tmp_path / "kb.sqlite", html, sops)
+    read: list[str] = []
+    real_read_bytes = Path.read_bytes
+
+    def counting_read_bytes(self: Path) -> bytes:
+        read.append(self.name)
+        return real_read_bytes(self)
+
+    monkeypatch.setattr(Path, "read_bytes", counting_read_bytes)
+    before = db.stat()
+    ensure_index(db, html, sops)
+    assert not [name for name in read if name.endswith(".html")]  # the runbooks are read
+    assert db.stat().st_ino == before.st_ino
+
+    page = html / "maintenance.html"
+    page.write_text(page.read_text().replace("</p><p>", "</p><p>A zymurgical note. ", 1))
+    ensure_index(db, html, sops)
+    assert db.stat().st_ino != before.st_ino
+    assert search(db, "zymurgical").total_matches == 1
+
+
 def test_concurrent_ensure_index_calls_all_succeed(
     small_inputs: tuple[Path, Path], tmp_path: Path
 ) -> None:

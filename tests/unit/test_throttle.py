@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 import time
+from collections.abc import Iterator
 
 import pytest
 
-from dbabench.runner.throttle import Throttle, cpu_pressure
+from dbabench.runner.throttle import POLL_SECONDS, PressureGauge, Throttle, cpu_stall_seconds
+
+needs_pressure = pytest.mark.skipif(
+    cpu_stall_seconds() is None,
+    reason="this kernel does not report CPU pressure (/proc/pressure/cpu)")
 
 
 async def timeline(throttle: Throttle, n: int, hold: float) -> list[tuple[float, float]]:
@@ -22,9 +30,41 @@ async def timeline(throttle: Throttle, n: int, hold: float) -> list[tuple[float,
     return list(await asyncio.gather(*(one() for _ in range(n))))
 
 
-def test_pressure_is_a_percentage_where_the_kernel_reports_it() -> None:
-    pressure = cpu_pressure()
-    assert pressure is None or 0.0 <= pressure <= 100.0
+@pytest.fixture
+def busy_cpus() -> Iterator[None]:
+    """Two spinning processes per core: some task always waits for a CPU."""
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+                for _ in range(2 * (os.cpu_count() or 1))]
+    try:
+        yield
+    finally:
+        for p in spinners:
+            p.kill()
+            p.wait()
+
+
+@needs_pressure
+def test_the_gauge_knows_nothing_until_a_window_has_passed() -> None:
+    gauge = PressureGauge(window=0.3)
+    assert gauge.percent() is None
+    time.sleep(0.4)
+    pressure = gauge.percent()
+    assert pressure is not None and 0.0 <= pressure <= 100.0
+
+
+@needs_pressure
+def test_the_gauge_sees_a_saturated_cpu_within_its_window(busy_cpus: None) -> None:
+    gauge = PressureGauge(window=0.5)
+    gauge.percent()
+    time.sleep(0.6)
+    pressure = gauge.percent()
+    # twice as many spinners as cores: half the time at least one waits, whatever else runs
+    assert pressure is not None and pressure > 50.0
+    # readings older than two windows are forgotten: the figure is the last window's
+    time.sleep(1.2)
+    gauge.percent()
+    time.sleep(0.6)
+    assert (gauge.percent() or 0.0) > 50.0
 
 
 async def test_cap_and_spacing() -> None:
@@ -37,15 +77,23 @@ async def test_cap_and_spacing() -> None:
     assert 0.05 <= throttle.waited["spacing"] <= 0.3 and throttle.waited["pressure"] == 0
 
 
+@needs_pressure
 async def test_a_busy_cpu_admits_one_run_at_a_time() -> None:
-    if cpu_pressure() is None:
-        pytest.skip("this kernel does not report CPU pressure (/proc/pressure/cpu)")
     # a pressure limit below zero is never met: only the first run of a batch may start
     throttle = Throttle(3, max_pressure=-1.0, spacing=0.0)
     spans = sorted(await timeline(throttle, 3, hold=0.1))
     for (_, end), (start, _) in zip(spans, spans[1:]):
         assert start >= end - 0.01
-    assert throttle.waited["pressure"] >= 1.0  # each later start polled at least once
+    assert throttle.waited["pressure"] >= 2 * POLL_SECONDS  # each later start polled at least once
+
+
+@needs_pressure
+async def test_a_saturated_cpu_holds_the_next_start_back(busy_cpus: None) -> None:
+    throttle = Throttle(2, spacing=0.1, window=0.3)
+    spans = sorted(await timeline(throttle, 2, hold=1.0))
+    # the second run waited for the first to end: the CPU never had room while it ran
+    assert spans[1][0] >= spans[0][1] - 0.01
+    assert throttle.waited["pressure"] >= 0.5
 
 
 def test_limit_must_be_positive() -> None:

@@ -61,8 +61,9 @@ def _common(p: argparse.ArgumentParser) -> None:
                         f" with its own PostgreSQL (default here:"
                         f" {default_jobs()})")
     p.add_argument("--max-cpu-pressure", type=float, default=MAX_PRESSURE, metavar="PERCENT",
-                   help="start another run only while the CPU's 10 s pressure-stall figure is"
-                        f" at most this (default {MAX_PRESSURE:g}; 100 starts runs regardless)")
+                   help="start another run only while the CPU's pressure-stall figure over the"
+                        f" last 2 s is at most this (default {MAX_PRESSURE:g}; 100 starts runs"
+                        " regardless)")
     p.add_argument("--retries", type=int, default=0, metavar="N",
                    help="run a failed reference or alternative, or a run whose fault did not"
                         " manifest, up to N more times; a pass on a retry is reported as flaky"

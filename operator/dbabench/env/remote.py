@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 import psycopg
 
+from dbabench.env.monitoring import PLAIN_HTTP
 from dbabench.env.postgres import HARNESS_APPLICATION
 
 MIRROR_INTERVAL_SECONDS = 1.0
@@ -80,7 +81,7 @@ class LogMirror:
 
     async def _sync_business_log(self) -> None:
         have = self.business_log.stat().st_size
-        async with httpx.AsyncClient(timeout=10) as client:
+        async with httpx.AsyncClient(timeout=10, verify=PLAIN_HTTP) as client:
             r = await client.get(self.business_url, params={"offset": have})
             r.raise_for_status()
         if r.content:

@@ -358,9 +358,10 @@ def _sop_files(sops_dir: Path) -> list[Path]:
     return sorted(sops_dir.glob("*.md")) if sops_dir.is_dir() else []
 
 
-def _inputs(html_dir: Path, sops_dir: Path) -> Iterator[tuple[str, Path, bytes]]:
+def _inputs(html_dir: Path, sops_dir: Path, *,
+            html: bool = True) -> Iterator[tuple[str, Path, bytes]]:
     """Every input file with a label that stays stable across machines, for hashing and parsing."""
-    for path in _html_files(html_dir):
+    for path in _html_files(html_dir) if html else []:
         yield "html", path, path.read_bytes()
     for path in _sop_files(sops_dir):
         yield "sop", path, path.read_bytes()
@@ -375,9 +376,24 @@ def _digest_update(digest: hashlib._Hash, kind: str, path: Path, data: bytes) ->
         digest.update(part)
 
 
+_HTML_DIGESTS: dict[tuple[tuple[str, int, int], ...], bytes] = {}
+"""The documentation's share of the digest, by its files' paths, sizes and modification times:
+every run checks the index, and hashing the package's 18 MB each time was a battery's cost.
+The runbooks and the vocabulary, small and edited here (within one timestamp tick, too), are
+hashed every time."""
+
+
 def input_digest(html_dir: Path = DEFAULT_HTML_DIR, sops_dir: Path = DEFAULT_SOPS_DIR) -> str:
+    pages = _html_files(html_dir)
+    signature = tuple((str(p), (st := p.stat()).st_size, st.st_mtime_ns) for p in pages)
+    if signature not in _HTML_DIGESTS:
+        part = hashlib.sha256()
+        for path in pages:
+            _digest_update(part, "html", path, path.read_bytes())
+        _HTML_DIGESTS[signature] = part.digest()
     digest = hashlib.sha256(SCHEMA_VERSION.encode())
-    for kind, path, data in _inputs(html_dir, sops_dir):
+    digest.update(_HTML_DIGESTS[signature])
+    for kind, path, data in _inputs(html_dir, sops_dir, html=False):
         _digest_update(digest, kind, path, data)
     return digest.hexdigest()
 
@@ -407,13 +423,14 @@ def build_index(
     up between two files (IndexBuildStopped): a run interrupted meanwhile must not wait ~10 s.
     """
     started = time.monotonic()
-    digest = hashlib.sha256(SCHEMA_VERSION.encode())
+    # before reading: a file changed during the build leaves a digest that no longer matches,
+    # so the next check builds again
+    digest = input_digest(html_dir, sops_dir)
     pages: dict[str, _Page] = {}
     sops: list[_Sop] = []
     doc_version: str | None = None
     for kind, path, data in _inputs(html_dir, sops_dir):
         _check(stop)
-        _digest_update(digest, kind, path, data)
         text = data.decode("utf-8", errors="replace")
         if kind == "vocabulary":
             continue
@@ -446,7 +463,7 @@ def build_index(
     tmp = Path(tmp_name)
     meta = {
         "doc_version": doc_version or "PostgreSQL Documentation",
-        "digest": digest.hexdigest(),
+        "digest": digest,
         "schema_version": SCHEMA_VERSION,
         "html_files": str(len(pages)),
         "sop_files": str(len(sops)),

@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 from pydantic import Field
 
+from dbabench.env.monitoring import PLAIN_HTTP
 from dbabench.model.base import Model
 from dbabench.tools.bounds import clip_list, thin_points
 from dbabench.tools.context import ToolContext
@@ -46,7 +47,8 @@ MAX_NAMES = 300
 
 async def _get(ctx: ToolContext, path: str, params: dict[str, str]) -> Any:
     try:
-        async with httpx.AsyncClient(base_url=ctx.prometheus_url, timeout=15.0) as client:
+        async with httpx.AsyncClient(base_url=ctx.prometheus_url, timeout=15.0,
+                                     verify=PLAIN_HTTP) as client:
             response = await client.get(path, params=params)
     except httpx.HTTPError as e:
         raise ToolError(f"Prometheus is unreachable: {e}") from e
