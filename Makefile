@@ -64,7 +64,7 @@ bench-run: deps
 # glob), JOBS sets the runs at once (default: two per core, fewer while the CPU is busy).
 # CI proves every scenario with prove-ci: four runs at a time under the CPU-pressure gate, a
 # failed reference or alternative (or a run whose fault did not manifest) run once more and
-# reported FLAKY. Measured on 2 cores: 59 scenarios, 296 runs, ~42-66 min.
+# reported FLAKY. Measured on 2 cores: 59 scenarios, 296 runs, ~36-66 min.
 prove: deps
 	$(BIN)/dbabench scenarios prove $(SELECT) $(if $(JOBS),--jobs $(JOBS))
 
