@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-import uuid
 from pathlib import Path
 
 import psycopg
@@ -69,37 +68,6 @@ def test_a_refused_or_ended_connection_is_a_connection_error(
     assert client.conn is None  # dropped; the next request reconnects
     assert client.request("op", ping) == "ok"
     client._drop()
-    writer.close()
-
-
-def test_a_session_past_its_lifetime_frees_its_slot_until_the_next_request(
-        postgres: PostgresInstance, tmp_path: Path) -> None:
-    """A pool's max lifetime: the aged session closes when its request ends and the next
-    request opens another, so on a capped role another service can take the slot in between
-    and the pool's reconnect is the one refused."""
-    role = f"capped_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(postgres.dsn(), autocommit=True) as admin:
-        admin.execute(psycopg.sql.SQL("CREATE ROLE {} LOGIN CONNECTION LIMIT 1 PASSWORD {}")
-                      .format(psycopg.sql.Identifier(role),
-                              psycopg.sql.Literal(postgres.credentials.app_password)))
-    writer = BusinessLogWriter(tmp_path / "business.jsonl")
-    dsn = postgres.dsn(user=role)
-    pooled = Client(dsn=dsn, service="pool", log=writer, metrics=Metrics(CollectorRegistry()),
-                    lifetime=0.3)
-    assert pooled.request("op", ping) == "ok"
-    first = pooled.conn
-    assert first is not None and not first.closed  # young: kept for the next request
-    time.sleep(0.4)
-    assert pooled.request("op", ping) == "ok"
-    assert first.closed and pooled.conn is None  # aged: closed as its request ended
-    other = Client(dsn=dsn, service="other", log=writer, metrics=Metrics(CollectorRegistry()))
-    deadline = time.monotonic() + 5
-    while other.request("op", ping) != "ok":  # until the closed session's backend is gone
-        assert time.monotonic() < deadline
-    assert pooled.request("op", ping) == "connection_error"  # the slot went to the other
-    other._drop()
-    assert pooled.request("op", ping) == "ok"
-    pooled._drop()
     writer.close()
 
 

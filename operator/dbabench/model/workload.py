@@ -67,9 +67,8 @@ class OltpCheckoutWorkload(Model):
     connection_lifetime_seconds: float | None = Field(
         default=None, gt=0,
         description="every session of the workload (workers and jobs) is replaced after this"
-                    " long, as a pool's max lifetime does: closed when the request that"
-                    " outlives it ends, reopened at the next request. Role and database"
-                    " settings reach the workload only through new sessions")
+                    " long, as a pool's max lifetime does: role and database settings reach"
+                    " the workload only through new sessions")
 
 
 WorkloadSpec = Annotated[Union[OltpCheckoutWorkload], Field(discriminator="profile")]

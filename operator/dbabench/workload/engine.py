@@ -128,7 +128,6 @@ class Client:
                 # with the COMMIT after it: the transaction is left aborted, and every later
                 # request would fail inside it. A pool resets such a session; so do we.
                 self._reset()
-        self._retire_if_aged()
         if self.halt.is_set():
             return None
         latency = time.perf_counter() - started
@@ -156,6 +155,9 @@ class Client:
                 pass
 
     def _connection(self) -> psycopg.Connection:
+        if (self.conn is not None and self.lifetime is not None
+                and time.monotonic() - self.connected_at > self.lifetime):
+            self._drop()
         if self.conn is None or self.conn.closed:
             # autocommit: a transaction is what ``request`` opens, never one left open
             self.conn = psycopg.Connection.connect(
@@ -163,16 +165,6 @@ class Client:
                 autocommit=True)
             self.connected_at = time.monotonic()
         return self.conn
-
-    def _retire_if_aged(self) -> None:
-        """Close a session past its lifetime when its request ends, and open the next one
-        only at the next request, as a pool evicts an aged idle connection and refills on
-        demand: the slot stays free for the think time. Closing and reconnecting at once
-        would compete with the session's own exiting backend for its slot, and leave a full
-        server's slots to whoever happened to connect first."""
-        if (self.conn is not None and self.lifetime is not None
-                and time.monotonic() - self.connected_at > self.lifetime):
-            self._drop()
 
     def _reset(self) -> None:
         assert self.conn is not None
