@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 from pathlib import Path
 
 import psycopg
@@ -164,3 +165,40 @@ def test_a_stop_ends_every_session_even_one_in_a_long_statement_or_an_open_trans
     assert {e.service for e in events} == {"checkout-worker"}
     # this database has no checkout tables: the workers' requests fail, none by the stop
     assert "canceled" not in {e.outcome for e in events}
+
+
+def test_a_job_that_connects_first_takes_the_slots_before_the_application(
+        postgres: PostgresInstance, tmp_path: Path) -> None:
+    """A job marked connect_first is a service that was already running: on a role capped at
+    two connections, its two sessions hold both and the application's first connection is the
+    one refused, every time, not whichever thread happened to connect last."""
+    role = f"capped_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(postgres.dsn(), autocommit=True) as admin:
+        admin.execute(psycopg.sql.SQL("CREATE ROLE {} LOGIN CONNECTION LIMIT 2 PASSWORD {}")
+                      .format(psycopg.sql.Identifier(role),
+                              psycopg.sql.Literal(postgres.credentials.app_password)))
+    pool = JobStep(action="job", name="report-pool", application_name="report-pool",
+                   statements=["SELECT 1"], interval_seconds=0.2, sessions=2, connect_first=True)
+    log = tmp_path / "business.jsonl"
+    config = WorkloadConfig(dsn=postgres.dsn(user=role, application_name=""),
+                            spec=OltpCheckoutWorkload(profile="oltp-checkout", clients=3),
+                            jobs=[pool], business_log=log, metrics_port=0)
+
+    async def run() -> None:
+        stop = asyncio.Event()
+        workload = asyncio.create_task(run_workload(config, stop))
+        for _ in range(100):
+            if sum(e.service == "checkout-worker" for e in read_events(log)) >= 3:
+                break
+            await asyncio.sleep(0.05)
+        stop.set()
+        await workload
+
+    asyncio.run(run())
+    events = read_events(log)
+    pool_outcomes = {e.outcome for e in events if e.service == "report-pool"}
+    assert pool_outcomes == {"ok"}
+    workers = [e.outcome for e in events if e.service == "checkout-worker"]
+    assert workers and set(workers) == {"connection_error"}
+    assert all("too many connections for role" in (e.message or "")
+               for e in events if e.service == "checkout-worker")

@@ -43,6 +43,11 @@ class JobStep(Model):
                           description="copies of the job, each in its own session (a pool)")
     server: Server = Field(default="primary",
                            description="replica: the job queries the standby (a report there)")
+    connect_first: bool = Field(
+        default=False,
+        description="the job's sessions connect before the application's clients start: a"
+                    " service that was already running, so the slots or locks it holds are"
+                    " taken first rather than raced for")
 
 
 class OltpCheckoutWorkload(Model):

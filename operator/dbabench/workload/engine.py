@@ -34,6 +34,8 @@ from dbabench.model.workload import JobStep, OltpCheckoutWorkload, WorkloadSpec
 from dbabench.workload.businesslog import BusinessEvent, BusinessLogWriter, Outcome, utcnow
 
 RECONNECT_DELAY = 0.5
+FIRST_CONNECTION_SECONDS = 10.0
+"""How long the application's clients wait for the sessions of jobs that connect first."""
 STOP_SECONDS = 5.0
 """How long a stop waits for the clients' threads, after cancelling what their sessions run."""
 
@@ -99,6 +101,8 @@ class Client:
         self.lifetime = lifetime
         self.conn: psycopg.Connection | None = None
         self.connected_at = 0.0
+        self.tried = threading.Event()
+        """Set once the session's first connection has been tried, whatever came of it."""
 
     def request(self, operation: str, body: Callable[[psycopg.Connection], None], *,
                 transaction: bool = True) -> Outcome | None:
@@ -159,10 +163,13 @@ class Client:
                 and time.monotonic() - self.connected_at > self.lifetime):
             self._drop()
         if self.conn is None or self.conn.closed:
-            # autocommit: a transaction is what ``request`` opens, never one left open
-            self.conn = psycopg.Connection.connect(
-                self.dsn, application_name=self.application_name, options=self.options,
-                autocommit=True)
+            try:
+                # autocommit: a transaction is what ``request`` opens, never one left open
+                self.conn = psycopg.Connection.connect(
+                    self.dsn, application_name=self.application_name, options=self.options,
+                    autocommit=True)
+            finally:
+                self.tried.set()
             self.connected_at = time.monotonic()
         return self.conn
 
@@ -238,6 +245,7 @@ async def run_workload(config: WorkloadConfig, stop: asyncio.Event) -> None:
     log = BusinessLogWriter(config.business_log)
     halt = threading.Event()
     sessions: list[tuple[Client, Callable[[], None], str]] = []
+    early: set[Client] = set()
     spec = config.spec
     timeout = f"-c statement_timeout={spec.statement_timeout_ms}"
     lifetime = spec.connection_lifetime_seconds
@@ -262,11 +270,18 @@ async def run_workload(config: WorkloadConfig, stop: asyncio.Event) -> None:
                             application_name=job.application_name)
             sessions.append((client, functools.partial(scheduled_job, client, job),
                              f"job-{job.name}-{i}"))
+            if job.connect_first:
+                early.add(client)
     threads = [threading.Thread(target=_session, args=(client, loop), name=name, daemon=True)
                for client, loop, name in sessions]
+    first = [t for (client, _, _), t in zip(sessions, threads) if client in early]
     try:
-        for t in threads:
+        for t in first:
             t.start()
+        await asyncio.to_thread(_await_first_connections, list(early), stop.is_set)
+        for t in threads:
+            if t not in first:
+                t.start()
         await stop.wait()
     finally:
         halt.set()
@@ -275,6 +290,16 @@ async def run_workload(config: WorkloadConfig, stop: asyncio.Event) -> None:
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
+
+
+def _await_first_connections(clients: list[Client], stopped: Callable[[], bool]) -> None:
+    """Until every one of ``clients`` has tried its first connection (bounded: a server that
+    does not answer must not hold the application back for ever)."""
+    deadline = time.monotonic() + FIRST_CONNECTION_SECONDS
+    for client in clients:
+        while not client.tried.wait(0.05):
+            if stopped() or time.monotonic() > deadline:
+                return
 
 
 def _stop_sessions(clients: list[Client], threads: list[threading.Thread]) -> None:
