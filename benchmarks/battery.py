@@ -2,7 +2,7 @@
 now and at a baseline commit.
 
     .venv/bin/python benchmarks/battery.py [SELECTOR...] [--repeat N] [--jobs N]
-                                           [--retries N] [--baseline REV]
+                                           [--max-cpu-pressure P] [--retries N] [--baseline REV]
     .venv/bin/python benchmarks/battery.py --report PROVE_JSON... [--baseline-json PROVE_JSON]
 
 The first form proves SELECTOR (default: every scenario) with the working tree ``--repeat``
@@ -105,8 +105,9 @@ def prove(source: Path, selectors: list[str], args: argparse.Namespace,
     """One battery in a child process; its summary and the CPU it and its descendants used."""
     out = runs / "prove.json"
     argv = [sys.executable, "-m", "dbabench.cli.main", "--root", str(source.parent / "scenarios"),
-            "scenarios", "prove", *selectors, "--jobs", str(args.jobs), "--retries",
-            str(args.retries), "--runs-dir", str(runs), "--json", str(out)]
+            "scenarios", "prove", *selectors, "--jobs", str(args.jobs), "--max-cpu-pressure",
+            str(args.max_cpu_pressure), "--retries", str(args.retries), "--runs-dir", str(runs),
+            "--json", str(out)]
     proc = subprocess.Popen(argv, env={**os.environ, "PYTHONPATH": str(source)}, cwd=source,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -169,7 +170,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("selectors", nargs="*", metavar="SELECTOR")
     parser.add_argument("--repeat", type=int, default=1, help="batteries of the working tree")
-    parser.add_argument("--jobs", type=int, default=4, help="as make prove-ci: 4")
+    parser.add_argument("--jobs", type=int, default=6, help="as make prove-ci: 6")
+    parser.add_argument("--max-cpu-pressure", type=float, default=100,
+                        help="as make prove-ci: 100 (no gate)")
     parser.add_argument("--retries", type=int, default=1, help="as make prove-ci: 1")
     parser.add_argument("--baseline", default=None, help="also prove with this commit")
     parser.add_argument("--report", type=Path, nargs="+", default=None,
