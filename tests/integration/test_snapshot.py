@@ -19,8 +19,8 @@ import pytest
 
 from dbabench.env.local import GoldenRecipe, LocalEnvironment
 from dbabench.env.postgres import PostgresInstance
-from dbabench.env.processes import (ProcessTable, ProcessTableClosed, alive, reap_orphans,
-                                     start_ticks)
+from dbabench.env.processes import (ProcessTable, ProcessTableClosed, alive, orphans,
+                                     reap_orphans, start_ticks)
 from dbabench.env.snapshot import SnapshotStore, can_mount_xfs, choose_strategy
 
 pytestmark = pytest.mark.integration
@@ -149,9 +149,12 @@ def test_runs_of_a_live_process_are_not_orphans_even_to_itself(scratch_root: Pat
         assert record["owner_started"] == start_ticks(os.getpid())
         record["owner_started"] -= 1
         (sibling / "pids.json").write_text(json.dumps(record))
+        found = orphans(runs)
         notes = reap_orphans(runs)
+        # what the reaper saw first: a failure here says whether it missed the process
+        assert notes and "sleeper" in notes[0], (
+            found, Path(f"/proc/{child.pid}/cmdline").read_bytes(), alive(child.pid))
         child.wait(timeout=10)
-        assert notes and "sleeper" in notes[0]
     finally:
         procs.stop_all()
 
