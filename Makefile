@@ -66,7 +66,7 @@ bench-run: deps
 # machine runs nothing else, and a verdict that a neighbour's load flips is a defect the
 # battery must show), a failed reference or alternative (or a run whose fault did not
 # manifest) run once more and reported FLAKY. Measured on 2 cores: 59 scenarios, 296 runs,
-# ~23-25 min.
+# ~22-24 min.
 prove: deps
 	$(BIN)/dbabench scenarios prove $(SELECT) $(if $(JOBS),--jobs $(JOBS))
 
