@@ -15,6 +15,8 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from dbabench.env.postgres import PostgresInstance
+from dbabench.faults.steps import apply_steps
+from dbabench.model.scenario import SqlStep
 from dbabench.workload.businesslog import BusinessLogWriter, read_events
 from dbabench.model.workload import JobStep, OltpCheckoutWorkload
 from dbabench.workload.engine import Client, Metrics, WorkloadConfig, run_workload
@@ -173,12 +175,11 @@ def test_a_job_that_connects_first_takes_the_slots_before_the_application(
     two connections, its two sessions hold both and the application's first connection is the
     one refused, every time, not whichever thread happened to connect last."""
     role = f"capped_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(postgres.dsn(), autocommit=True) as admin:
-        admin.execute(psycopg.sql.SQL("CREATE ROLE {} LOGIN CONNECTION LIMIT 2 PASSWORD {}")
-                      .format(psycopg.sql.Identifier(role),
-                              psycopg.sql.Literal(postgres.credentials.app_password)))
-    pool = JobStep(action="job", name="report-pool", application_name="report-pool",
+    pool = JobStep(action="job", name="report-pool", application_name="report-pool", role=role,
                    statements=["SELECT 1"], interval_seconds=0.2, sessions=2, connect_first=True)
+    # the job's role gets the application's password, so the workers log in as it too
+    capped = SqlStep(action="sql", sql=f"CREATE ROLE {role} LOGIN CONNECTION LIMIT 2")
+    apply_steps(postgres, [capped, pool])
     log = tmp_path / "business.jsonl"
     config = WorkloadConfig(dsn=postgres.dsn(user=role, application_name=""),
                             spec=OltpCheckoutWorkload(profile="oltp-checkout", clients=3),

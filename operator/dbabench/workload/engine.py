@@ -245,7 +245,7 @@ async def run_workload(config: WorkloadConfig, stop: asyncio.Event) -> None:
     log = BusinessLogWriter(config.business_log)
     halt = threading.Event()
     sessions: list[tuple[Client, Callable[[], None], str]] = []
-    early: set[Client] = set()
+    early: list[Client] = []
     spec = config.spec
     timeout = f"-c statement_timeout={spec.statement_timeout_ms}"
     lifetime = spec.connection_lifetime_seconds
@@ -271,21 +271,21 @@ async def run_workload(config: WorkloadConfig, stop: asyncio.Event) -> None:
             sessions.append((client, functools.partial(scheduled_job, client, job),
                              f"job-{job.name}-{i}"))
             if job.connect_first:
-                early.add(client)
-    threads = [threading.Thread(target=_session, args=(client, loop), name=name, daemon=True)
-               for client, loop, name in sessions]
-    first = [t for (client, _, _), t in zip(sessions, threads) if client in early]
+                early.append(client)
+    threads = {client: threading.Thread(target=_session, args=(client, loop), name=name,
+                                        daemon=True)
+               for client, loop, name in sessions}
     try:
-        for t in first:
-            t.start()
-        await asyncio.to_thread(_await_first_connections, list(early), stop.is_set)
-        for t in threads:
-            if t not in first:
+        for client in early:
+            threads[client].start()
+        await asyncio.to_thread(_await_first_connections, early, stop.is_set)
+        for client, t in threads.items():
+            if client not in early:
                 t.start()
         await stop.wait()
     finally:
         halt.set()
-        await asyncio.to_thread(_stop_sessions, [client for client, _, _ in sessions], threads)
+        await asyncio.to_thread(_stop_sessions, list(threads), list(threads.values()))
         log.close()
         server.shutdown()
         server.server_close()
