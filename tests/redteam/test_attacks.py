@@ -318,7 +318,8 @@ def superuser(clone: PostgresInstance) -> Callable[[str], Any]:
 
 
 def _program_output(superuser: Callable[[str], Any], command: str) -> str:
-    superuser(f"COPY (SELECT 1) TO PROGRAM $$({command}) > /tmp/out 2>&1 || true$$")
+    # the program reads what COPY writes, or the server's write can meet a closed pipe
+    superuser(f"COPY (SELECT 1) TO PROGRAM $$cat >/dev/null; ({command}) > /tmp/out 2>&1 || true$$")
     return str(superuser("SELECT pg_read_file('/tmp/out')")[0][0])
 
 
