@@ -170,7 +170,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("selectors", nargs="*", metavar="SELECTOR")
     parser.add_argument("--repeat", type=int, default=1, help="batteries of the working tree")
-    parser.add_argument("--jobs", type=int, default=6, help="as make prove-ci: 6")
+    parser.add_argument("--jobs", type=int, default=8, help="as make prove-ci: 8")
     parser.add_argument("--max-cpu-pressure", type=float, default=100,
                         help="as make prove-ci: 100 (no gate)")
     parser.add_argument("--retries", type=int, default=1, help="as make prove-ci: 1")
