@@ -145,7 +145,7 @@ def measure_here(calls: int) -> dict[str, Any]:
     work.chmod(0o755)
     procs = ProcessTable(work)
     instance = PostgresInstance(work / "pg", Credentials.generate())
-    instance.initdb({})
+    instance.initdb({}, procs)
     instance.start(procs)
     try:
         samples = asyncio.run(measure(instance, work, calls))

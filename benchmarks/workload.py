@@ -79,7 +79,7 @@ def main() -> int:
     sources = {"now": CHECKOUT / "operator", args.baseline: export(args.baseline, work)}
     procs = ProcessTable(work)
     instance = PostgresInstance(work / "pg", Credentials.generate())
-    instance.initdb({})
+    instance.initdb({}, procs)
     instance.start(procs)
     try:
         create_database(instance, checkout(1))

@@ -100,7 +100,7 @@ def postgres(scratch_root: Path) -> Iterator[PostgresInstance]:
     """A running PostgreSQL 15 with the baseline configuration and an empty ``app`` database."""
     procs = ProcessTable(scratch_root)
     instance = PostgresInstance(scratch_root / "pg", Credentials.generate())
-    instance.initdb({})
+    instance.initdb({}, procs)
     instance.start(procs)
     with psycopg.connect(instance.dsn(database="postgres"), autocommit=True) as conn:
         conn.execute("CREATE DATABASE app")

@@ -19,7 +19,7 @@ import pytest
 
 from dbabench.env.local import GoldenRecipe, LocalEnvironment
 from dbabench.env.postgres import PostgresInstance
-from dbabench.env.processes import (ProcessTable, ProcessTableClosed, alive,
+from dbabench.env.processes import (PIDS_FILE, ProcessTable, ProcessTableClosed, alive,
                                      reap_orphans, start_ticks)
 from dbabench.env.snapshot import SnapshotStore, can_mount_xfs, choose_strategy
 
@@ -67,7 +67,7 @@ def test_crash_recovery_zeroes_statistics(scratch_root: Path, postgres: Postgres
     """Why goldens are stopped fast: the same data after an immediate stop has no counters."""
     procs = ProcessTable(scratch_root)
     instance = PostgresInstance(scratch_root / "crash", postgres.credentials)
-    instance.initdb({})
+    instance.initdb({}, procs)
     instance.start(procs)
     try:
         populate(instance)
@@ -199,6 +199,23 @@ def test_a_stopped_child_hands_over_its_cpu_and_its_childrens(tmp_path: Path) ->
     assert 0.3 <= procs.cpu_seconds["parent"] < 5
     assert procs.cpu_seconds["idle"] < 0.1
     assert idle.returncode is not None  # reaped: Popen knows it ended
+
+
+def test_a_child_run_to_its_end_hands_over_its_status_and_cpu(tmp_path: Path) -> None:
+    """initdb and the like: the table waits for the child, returns its exit status, counts its
+    CPU with the others' and drops it from the pid file, where it was while it ran."""
+    procs = ProcessTable(tmp_path)
+    burn = ("import json, sys, time; t = time.process_time();"
+            " exec('while time.process_time() - t < 0.3: pass');"
+            f" print(json.load(open({str(tmp_path / PIDS_FILE)!r}))['processes'][0]['name']);"
+            " sys.exit(3)")
+    log = tmp_path / "burn.log"
+    assert procs.run("burn", [sys.executable, "-c", burn], log=log,
+                     environment=dict(os.environ)) == 3
+    assert log.read_text().strip() == "burn"
+    assert 0.3 <= procs.cpu_seconds["burn"] < 5
+    assert procs.records == []
+    assert json.loads((tmp_path / PIDS_FILE).read_text())["processes"] == []
 
 
 def test_clones_of_dead_owners_are_reaped_with_their_server(scratch_root: Path) -> None:

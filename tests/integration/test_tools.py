@@ -145,7 +145,7 @@ def own_pg(scratch_root: Path,
     procs = ProcessTable(base)
     instance = PostgresInstance(base / "pg", Credentials.generate())
     try:
-        instance.initdb({})
+        instance.initdb({}, procs)
         instance.start(procs)
         ctx = dataclasses.replace(tool_ctx, primary=ServerAccess(
             dsn=instance.dsn(database="postgres"),
@@ -631,7 +631,7 @@ async def test_postgresql_since_seconds_works_with_a_non_utc_log_timezone(
     try:
         # What initdb does on a machine outside UTC: it writes that zone as log_timezone.
         monkeypatch.setenv("TZ", "Europe/Berlin")
-        instance.initdb({})
+        instance.initdb({}, procs)
         monkeypatch.delenv("TZ")
         instance.start(procs)
         gate = make_gate(primary=dataclasses.replace(tool_ctx.primary,

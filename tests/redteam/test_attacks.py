@@ -297,7 +297,7 @@ def clone(scratch_root: Path) -> Iterator[PostgresInstance]:
     instance = PostgresInstance(scratch_root / "redteam-clone", Credentials.generate())
     if not instance.sandboxed:
         pytest.skip("the server sandbox needs root")
-    instance.initdb({})
+    instance.initdb({}, procs)
     (instance.home / "golden.json").write_text('{"credentials": "SECRET-CANARY"}')
     instance.start(procs)
     try:
@@ -600,7 +600,7 @@ def own_server(scratch_root: Path, request: pytest.FixtureRequest) -> Iterator[P
     home = scratch_root / f"own-{request.node.name[:40]}"
     procs = ProcessTable(scratch_root)
     instance = PostgresInstance(home, Credentials.generate())
-    instance.initdb({})
+    instance.initdb({}, procs)
     instance.start(procs)
     with psycopg.connect(instance.dsn(database="postgres"), autocommit=True) as conn:
         conn.execute("CREATE DATABASE app")

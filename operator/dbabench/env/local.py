@@ -71,7 +71,7 @@ def build_cluster(home: Path, recipe: GoldenRecipe, credentials: Credentials, *,
     started = time.monotonic()
     instance = PostgresInstance(home, credentials, database=recipe.database)
     try:
-        instance.initdb(recipe.settings)
+        instance.initdb(recipe.settings, procs)
         instance.start(procs)
         recipe.populate(instance)
         # fast, never immediate: crash recovery would zero the statistics the fault

@@ -72,6 +72,8 @@ BASELINE_SETTINGS: dict[str, str] = {
 
 GOLDEN_META = "golden.json"
 """A golden's metadata, credentials included, in its home; it travels in every clone."""
+INITDB_OUT = "initdb.out"
+"""What initdb printed, in the home while it runs; read when it fails, removed after."""
 # no server sees it
 SANDBOX_HIDDEN = (GOLDEN_META,)
 
@@ -130,7 +132,7 @@ class PostgresInstance:
 
     # -- creation --------------------------------------------------------------------------
 
-    def initdb(self, settings: dict[str, bool | int | float | str]) -> None:
+    def initdb(self, settings: dict[str, bool | int | float | str], procs: ProcessTable) -> None:
         for d in (self.home, self.log_dir):
             d.mkdir(parents=True, exist_ok=True)
             chown_for_postgres(d)
@@ -138,12 +140,18 @@ class PostgresInstance:
         pwfile.write_text(self.credentials.superuser_password + "\n")
         chown_for_postgres(pwfile)
         pwfile.chmod(0o600)
+        out = self.home / INITDB_OUT
         try:
-            self._pg(["initdb", "-D", str(self.pgdata), "-U", SUPERUSER, "--data-checksums",
-                      "--auth=scram-sha-256", f"--pwfile={pwfile}", "-E", "UTF8",
-                      "--locale=C.UTF-8"])
+            status = procs.run("initdb", [
+                str(PG_BIN / "initdb"), "-D", str(self.pgdata), "-U", SUPERUSER,
+                "--data-checksums", "--auth=scram-sha-256", f"--pwfile={pwfile}", "-E", "UTF8",
+                "--locale=C.UTF-8"], log=out, environment=POSTMASTER_ENV, as_postgres=True)
+            if status != 0:
+                raise PostgresError(f"initdb failed ({status}):"
+                                    f" {out.read_text(errors='replace').strip()[-1000:]}")
         finally:
             pwfile.unlink(missing_ok=True)
+            out.unlink(missing_ok=True)
         self.write_config(settings)
 
     def write_config(self, settings: dict[str, bool | int | float | str]) -> None:
@@ -276,9 +284,3 @@ class PostgresInstance:
             parts.append(logs[-1].read_text(errors="replace")[-2000:])
         return "\n".join(parts)
 
-    def _pg(self, argv: list[str]) -> None:
-        result = subprocess.run([str(PG_BIN / argv[0]), *argv[1:]], capture_output=True,
-                                text=True, env=POSTMASTER_ENV,
-                                **as_user_kwargs(run_as_user()))  # type: ignore[call-overload]
-        if result.returncode != 0:
-            raise PostgresError(f"{argv[0]} failed: {(result.stderr or result.stdout).strip()[:1000]}")

@@ -237,6 +237,18 @@ class ProcessTable:
             self._popen[proc.pid] = proc
             return proc
 
+    def run(self, name: str, argv: list[str], *, log: Path, environment: dict[str, str],
+            as_postgres: bool = False) -> int:
+        """Start a child, wait for it to exit and return its exit status. It is in the pid
+        file while it runs, so an interrupted run stops it, and its CPU is counted with the
+        others' (``cpu_seconds``)."""
+        proc = self.spawn(name, argv, log=log, environment=environment, as_postgres=as_postgres)
+        self._reap(proc)
+        self.forget(proc.pid)
+        returncode = proc.returncode
+        assert returncode is not None
+        return returncode
+
     def forget(self, pid: int) -> None:
         with self._lock:
             self.records = [r for r in self.records if r.pid != pid]
