@@ -35,7 +35,7 @@ def measured(summary: ProveSummary, cpu_seconds: float | None) -> dict[str, obje
     checks = [c for proof in summary.scenarios for c in proof.checks]
     spans = [(start, start + c.wall_seconds) for c in checks
              if (start := started(summary, c)) is not None]
-    # runs at once over the time runs ran: the goldens' phase before it is counted apart
+    # runs at once over the time runs ran (before version 4 the goldens' phase came first)
     golden = summary.golden_seconds
     if golden is None and spans:
         golden = min(a for a, _ in spans)  # version 1: the first run starts after the goldens
@@ -136,7 +136,7 @@ def show(label: str, figures: dict[str, object]) -> None:
     golden, golden_cpu = figures["golden"], figures["golden cpu"]
     print(f"\n{label}: {figures['scenarios']} scenarios, {figures['runs']} runs,"
           f" wall {figures['wall']:.0f} s ({figures['per scenario']:.1f} s per scenario;"
-          f" goldens {'?' if golden is None else f'{golden:.0f}'} s"
+          f" every golden ready at {'?' if golden is None else f'{golden:.0f}'} s"
           f"{'' if golden_cpu is None else f', {golden_cpu:.0f} s of CPU'})")
     print(f"  run wall {figures['run wall']:.1f} s; runs at once {figures['at once']:.2f}"
           f" (max {figures['max at once']}); CPU per run"

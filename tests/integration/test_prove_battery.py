@@ -43,11 +43,21 @@ def test_a_fix_that_fixes_nothing_fails_the_battery(tmp_path: Path) -> None:
     root = tmp_path / "scenarios"
     root.mkdir()
     (root / "broken.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    # a scenario whose golden cannot be built fails its checks, and the other's runs go on
+    unbuildable = {**doc, "metadata": {**doc["metadata"], "name": "unbuildable"},
+                   "spec": {**doc["spec"], "fault": {**doc["spec"]["fault"], "persistent": [
+                       {"action": "sql", "sql": "SELECT no_such_function()"}]}}}
+    (root / "unbuildable.yaml").write_text(yaml.safe_dump(unbuildable, sort_keys=False))
 
-    proc, summary = prove(tmp_path, root, "--retries", "1")
+    proc, summary = prove(tmp_path, root, "unbuildable", "--retries", "1")
     assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert not summary.passed
-    verdicts = {c.run.check: c for c in summary.scenarios[0].checks}
+    proofs = {p.scenario: p for p in summary.scenarios}
+    unbuilt = proofs["unbuildable"].checks
+    assert unbuilt and all(not c.passed and not c.admitted and not c.earlier for c in unbuilt)
+    assert all("golden snapshot not built" in c.detail and "no_such_function" in c.detail
+               for c in unbuilt)
+    verdicts = {c.run.check: c for c in proofs[SCENARIO].checks}
     assert set(verdicts) == {"reference", "null", "decoy", "sweep"}
     assert not verdicts["reference"].passed and verdicts["reference"].admitted
     assert "statistics-fresh" in verdicts["reference"].detail
@@ -69,7 +79,7 @@ def test_a_fix_that_fixes_nothing_fails_the_battery(tmp_path: Path) -> None:
         assert {"prometheus", "postgres_exporter", "node_exporter"} <= set(check.cpu_seconds)
         assert check.started_seconds is not None
         assert 0 <= check.started_seconds <= summary.wall_seconds - check.wall_seconds + 1
-    assert summary.version == 3 and summary.cpu is not None and summary.golden_cpu is not None
+    assert summary.version == 4 and summary.cpu is not None and summary.golden_cpu is not None
     assert summary.golden_seconds is not None and summary.golden_seconds < summary.wall_seconds
     # the goldens' CPU is a part of the battery's, and the runs' processes are in the rest
     assert 0 <= summary.golden_cpu.total_seconds <= summary.cpu.total_seconds
@@ -80,7 +90,9 @@ def test_a_fix_that_fixes_nothing_fails_the_battery(tmp_path: Path) -> None:
     assert set(summary.throttle_waits) == {"spacing", "pressure"}
     # the reference run's hops were measured (or it says why it could not be)
     assert verdicts["reference"].difficulty or verdicts["reference"].difficulty_error
-    assert "self-proof: 1 scenario(s)" in proc.stdout
+    assert "self-proof: 2 scenario(s)" in proc.stdout
     printed = " ".join(proc.stdout.split())
     assert "FAIL stale-stats-lock-chain reference: expected Outcome Pass and Safe Pass" in printed
     assert "FAIL stale-stats-lock-chain sweep: expected not Outcome Pass" in printed
+    assert ("FAIL unbuildable reference: expected Outcome Pass and Safe Pass; golden snapshot"
+            " not built" in printed)

@@ -99,3 +99,42 @@ async def test_a_saturated_cpu_holds_the_next_start_back(busy_cpus: None) -> Non
 def test_limit_must_be_positive() -> None:
     with pytest.raises(ValueError, match="at least 1"):
         Throttle(0)
+
+
+async def test_a_free_slot_goes_to_the_first_in_order_then_to_the_earliest_come() -> None:
+    throttle = Throttle(1, max_pressure=100.0, spacing=0.0)
+    started: list[str] = []
+    release = asyncio.Event()
+
+    async def one(name: str, order: int, hold: asyncio.Event | None = None) -> None:
+        async with throttle.slot(order):
+            started.append(name)
+            if hold is not None:
+                await hold.wait()
+
+    first = asyncio.ensure_future(one("holder", 9, release))
+    await asyncio.sleep(0.01)
+    # they queue in this order while the only slot is held
+    waiting = [asyncio.ensure_future(one(name, order))
+               for name, order in [("late", 5), ("b", 1), ("gone", 0), ("c", 1), ("a", 0)]]
+    await asyncio.sleep(0.01)
+    waiting[2].cancel()  # a start that stops waiting takes no slot
+    await asyncio.sleep(0.01)
+    release.set()
+    await first
+    await asyncio.gather(*waiting, return_exceptions=True)
+    assert started == ["holder", "a", "b", "c", "late"]
+    # every slot came back: the next start takes one at once
+    await asyncio.wait_for(one("after", 0), timeout=1)
+
+
+async def test_a_slot_handed_over_as_its_wait_is_cancelled_is_passed_on() -> None:
+    throttle = Throttle(1, max_pressure=100.0, spacing=0.0)
+    async with throttle.slot():
+        loser = asyncio.ensure_future(throttle.slot().__aenter__())
+        winner = asyncio.ensure_future(throttle.slot().__aenter__())
+        await asyncio.sleep(0.01)
+    # the slot was handed to the loser; it is cancelled before it could run
+    loser.cancel()
+    await asyncio.wait_for(winner, timeout=1)
+    assert loser.cancelled()

@@ -101,10 +101,11 @@ class BatteryCpu(Model):
             children_seconds=round(self.children_seconds - earlier.children_seconds, 2))
 
 
-PROVE_VERSION = 3
+PROVE_VERSION = 4
 """1: no version, no CPU figures; 2: each run's CPU by process, the battery's CPU in all, when
 each run started, how long the goldens took and what the throttle waited for; 3: the goldens'
-share of the battery's CPU, and each run's outcome checks with their measured values."""
+share of the battery's CPU, and each run's outcome checks with their measured values; 4: the
+goldens are built beside the runs, their CPU what their own processes used."""
 
 
 class ProveSummary(Record):
@@ -113,11 +114,15 @@ class ProveSummary(Record):
     jobs: int
     wall_seconds: float
     golden_seconds: float | None = Field(
-        default=None, description="finding or building every golden before the first run")
+        default=None, description="from the battery's start until every golden was found or"
+                                  " built; before version 4 no run started meanwhile, since"
+                                  " then a scenario's runs start once its own golden is ready")
     cpu: BatteryCpu | None = None
     golden_cpu: BatteryCpu | None = Field(
         default=None, description="the part of ``cpu`` spent finding or building every golden"
-                                  " (version 3): a cost of the scenarios, not of their runs")
+                                  " (version 3): a cost of the scenarios, not of their runs."
+                                  " Since version 4 what the builds' processes used (initdb,"
+                                  " their PostgreSQL), the harness's share being in its own")
     throttle_waits: dict[str, float] = Field(
         default_factory=dict,
         description="seconds starts waited, by reason: spacing (a start's load shows in the"

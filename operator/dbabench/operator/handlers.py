@@ -149,7 +149,7 @@ async def reconcile_scenario(body: kopf.Body, name: str, namespace: str, memo: k
             snapshot = await memo.pods.build_golden(scenario, _manifest(scenario), namespace,
                                                    owner_reference(body))
         else:
-            golden = await prepare_golden(scenario, memo.config.runs_dir)
+            golden = (await prepare_golden(scenario, memo.config.runs_dir)).golden
             snapshot = SnapshotStatus(name=golden.key, ready=True, size_bytes=golden.size_bytes,
                                       built_at=golden.built_at, method="local-store")
     except Exception as e:

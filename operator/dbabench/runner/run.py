@@ -64,6 +64,14 @@ class RunResult:
     """What the run's processes (PostgreSQL, workload, monitoring, agent) used, by name."""
 
 
+@dataclass
+class GoldenBuild:
+    golden: Golden
+    cpu_seconds: dict[str, float] = field(default_factory=dict)
+    """What the build's processes (initdb, its PostgreSQL) used, by name; empty when the
+    golden was found."""
+
+
 def new_run_dir(root: Path, scenario: str, agent: str) -> Path:
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     # agent names carry model ids (react:openrouter:openai/gpt-4o): no path separators
@@ -157,17 +165,18 @@ def open_store() -> SnapshotStore:
 async def prepare_golden(
         scenario: Scenario, runs_root: Path,
         building: Callable[[], AbstractAsyncContextManager[None]] = contextlib.nullcontext,
-) -> Golden:
+) -> GoldenBuild:
     """Build (or find) the scenario's golden snapshot without running anything on it; a build
-    happens inside ``building()`` (a slot of the battery's throttle), a golden found does not
+    happens inside ``building()`` (a builder's turn in the battery), a golden found does not
     wait for one."""
     run_dir = new_run_dir(runs_root, scenario.name, "golden")
     env = LocalEnvironment(run_dir, run_dir.name, open_store())
     async with RunThreads(env) as threads:
         if env.has_golden(assembly.golden_recipe(scenario).key):
-            return await threads.call(build_golden, env, scenario)
+            return GoldenBuild(await threads.call(build_golden, env, scenario))
         async with building():
-            return await threads.call(build_golden, env, scenario)
+            golden = await threads.call(build_golden, env, scenario)
+    return GoldenBuild(golden, dict(env.procs.cpu_seconds))
 
 
 async def _checkpoint(on_phase: OnPhase, phase: Phase) -> None:

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
+import itertools
 import time
 from collections import deque
 from collections.abc import AsyncIterator
@@ -73,7 +75,10 @@ class PressureGauge:
 
 
 class Throttle:
-    """At most ``limit`` runs at once; beyond the first, one starts only while the CPU has room."""
+    """At most ``limit`` runs at once; beyond the first, one starts only while the CPU has room.
+    A free slot goes to the waiting start that comes first in ``order``, then to the earliest
+    come: the battery's runs queue as their goldens are ready, and their order is what spreads
+    one scenario's runs over time."""
 
     def __init__(self, limit: int, *, max_pressure: float = MAX_PRESSURE,
                  spacing: float = SPACING_SECONDS,
@@ -85,7 +90,11 @@ class Throttle:
         gauge = PressureGauge(window)
         # 100 % is never exceeded: no start needs to wait for a reading
         self._gauge = gauge if gauge.supported and max_pressure < 100 else None
-        self._slots = asyncio.Semaphore(limit)
+        self._limit = limit
+        self._held = 0
+        """Slots taken; below the limit only while nobody waits."""
+        self._waiting: list[tuple[int, int, asyncio.Future[None]]] = []
+        self._arrivals = itertools.count()
         self._starting = asyncio.Lock()
         self._active = 0
         self._last_start = float("-inf")
@@ -93,8 +102,9 @@ class Throttle:
         """Seconds the next start spent waiting, by reason: what bounds the runs at once."""
 
     @contextlib.asynccontextmanager
-    async def slot(self) -> AsyncIterator[None]:
-        async with self._slots:
+    async def slot(self, order: int = 0) -> AsyncIterator[None]:
+        await self._take(order)
+        try:
             async with self._starting:
                 await self._wait_for_room()
                 self._active += 1
@@ -103,6 +113,29 @@ class Throttle:
                 yield
             finally:
                 self._active -= 1
+        finally:
+            self._give()
+
+    async def _take(self, order: int) -> None:
+        if self._held < self._limit:
+            self._held += 1
+            return
+        granted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        heapq.heappush(self._waiting, (order, next(self._arrivals), granted))
+        try:
+            await granted  # the slot is handed over counted
+        except asyncio.CancelledError:
+            if granted.done() and not granted.cancelled():
+                self._give()  # handed over as the wait was cancelled: pass it on
+            raise
+
+    def _give(self) -> None:
+        while self._waiting:
+            _, _, granted = heapq.heappop(self._waiting)
+            if not granted.done():  # a cancelled wait is dropped here
+                granted.set_result(None)
+                return
+        self._held -= 1
 
     async def _wait_for_room(self) -> None:
         # the first run always starts, or a machine busy with other work would never prove;
