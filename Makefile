@@ -66,7 +66,7 @@ bench-run: deps
 # machine runs nothing else, and a verdict that a neighbour's load flips is a defect the
 # battery must show), a failed reference or alternative (or a run whose fault did not
 # manifest) run once more and reported FLAKY. Measured on 2 cores: 59 scenarios, 296 runs,
-# ~17 min with the goldens in the machine's store, ~20 min building them all.
+# ~17 min with the goldens in the machine's store, ~18 min building them all.
 prove: deps
 	$(BIN)/dbabench scenarios prove $(SELECT) $(if $(JOBS),--jobs $(JOBS))
 
