@@ -13,14 +13,18 @@ they depend on the machine and on what else it is running.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
+from dbabench.env.postgres import Credentials, PostgresInstance
+from dbabench.env.processes import ProcessTable
 from dbabench.scenario.loader import resolve
 
 CHECKOUT = Path(__file__).resolve().parents[1]
@@ -61,6 +65,19 @@ def export(rev: str, into: Path, *paths: str) -> Path:
                              check=True, capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
     return into / "operator"
+
+
+@contextlib.contextmanager
+def scratch_server(work: Path) -> Iterator[PostgresInstance]:
+    """One PostgreSQL 15 in ``work`` (sandboxed, as a run's), stopped with what it started."""
+    procs = ProcessTable(work)
+    instance = PostgresInstance(work / "pg", Credentials.generate())
+    try:
+        instance.initdb({}, procs)
+        instance.start(procs)
+        yield instance
+    finally:
+        procs.stop_all()
 
 
 def one_run(source: Path, manifest: str, agent: str, runs: Path) -> dict[str, object]:

@@ -24,13 +24,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from dbabench.env.postgres import Credentials, PostgresInstance
-from dbabench.env.processes import ProcessTable, free_port
+from dbabench.env.postgres import PostgresInstance
+from dbabench.env.processes import free_port
 from dbabench.faults.steps import create_database
 from dbabench.model.workload import OltpCheckoutWorkload
 from dbabench.scenario.datasets import checkout
 from dbabench.workload.engine import WorkloadConfig
-from run_phases import CHECKOUT, export
+from run_phases import CHECKOUT, export, scratch_server
 
 BASELINE = "f336d71"  # before the workload's requests were made cheaper
 
@@ -77,18 +77,14 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="dbabench-bench-workload-"))
     work.chmod(0o755)
     sources = {"now": CHECKOUT / "operator", args.baseline: export(args.baseline, work)}
-    procs = ProcessTable(work)
-    instance = PostgresInstance(work / "pg", Credentials.generate())
-    instance.initdb({}, procs)
-    instance.start(procs)
     try:
-        create_database(instance, checkout(1))
-        results: dict[str, list[dict[str, float]]] = {name: [] for name in sources}
-        for _ in range(args.rounds):
-            for name, source in sources.items():
-                results[name].append(one(source, instance, work, args.seconds))
+        with scratch_server(work) as instance:
+            create_database(instance, checkout(1))
+            results: dict[str, list[dict[str, float]]] = {name: [] for name in sources}
+            for _ in range(args.rounds):
+                for name, source in sources.items():
+                    results[name].append(one(source, instance, work, args.seconds))
     finally:
-        procs.stop_all()
         shutil.rmtree(work, ignore_errors=True)  # a server's data directory and the exports
     print(f"oltp-checkout, default profile, {args.seconds:.0f} s per run, {args.rounds} runs"
           f" each, alternating; server sandboxed: {instance.sandboxed}")

@@ -30,6 +30,12 @@ of CPU a run (battery of 2026-12-04 at -j6)."""
 PLAIN_HTTP = False
 """httpx's ``verify`` for the harness's own plain-http servers (Prometheus, a pod's components):
 a client made with the default loads the CA bundle, ~30 ms of CPU, and runs make many."""
+GO_RUNTIME = {"GOMAXPROCS": "1"}
+"""The environment the Go programs of a run (Prometheus and the exporters) start with. Each
+serves one run's few series, and a battery runs several at once on few cores: with a processor
+per core, Go's collector and scheduler spread over all of them. Measured over 22 s with two
+cores: Prometheus 0.22 s of CPU against 0.31 (benchmarks/monitoring.py; benchmarks/README, "one
+processor for the monitoring's Go programs")."""
 EXPORTER_JOBS: dict[Server, str] = {"primary": "postgres", "replica": "postgres_replica"}
 """The Prometheus job of each server's postgres_exporter: what the agent's queries select."""
 
@@ -112,7 +118,8 @@ def start_monitoring(procs: ProcessTable, run_dir: Path, *, run_id: str,
         port = free_port()
         procs.spawn(f"{job}_exporter",
                     [exporter_binary(), f"--web.listen-address=127.0.0.1:{port}"],
-                    env={"DATA_SOURCE_NAME": dsn}, log=mon_dir / f"{job}_exporter.log")
+                    env={"DATA_SOURCE_NAME": dsn, **GO_RUNTIME},
+                    log=mon_dir / f"{job}_exporter.log")
         targets[job] = f"127.0.0.1:{port}"
     node_port, prom_port = free_port(), free_port()
     procs.spawn("node_exporter",
@@ -122,10 +129,10 @@ def start_monitoring(procs: ProcessTable, run_dir: Path, *, run_id: str,
                  # they only add noise and scrape time.
                  "--no-collector.filesystem", "--no-collector.netclass",
                  "--no-collector.arp", "--no-collector.ipvs", "--no-collector.infiniband"],
-                log=mon_dir / "node_exporter.log")
+                env=GO_RUNTIME, log=mon_dir / "node_exporter.log")
     targets |= {"node": f"127.0.0.1:{node_port}", **extra_targets}
     procs.spawn("prometheus", prometheus_argv(mon_dir, run_id, targets, f"127.0.0.1:{prom_port}"),
-                log=mon_dir / "prometheus.log")
+                env=GO_RUNTIME, log=mon_dir / "prometheus.log")
     url = f"http://127.0.0.1:{prom_port}"
     _wait_for_targets(procs, url, set(targets), timeout)
     return Monitoring(prometheus_url=url, targets=targets)

@@ -30,7 +30,7 @@ from dbabench.agents.base import AgentFailure
 from dbabench.env import contract, kube
 from dbabench.env.contract import need
 from dbabench.env.local import build_cluster
-from dbabench.env.monitoring import EXPORTER_JOBS, exporter_binary, prometheus_argv
+from dbabench.env.monitoring import EXPORTER_JOBS, GO_RUNTIME, exporter_binary, prometheus_argv
 from dbabench.env.postgres import (APP_ROLE, GOLDEN_META, HARNESS_APPLICATION, SUPERUSER,
                                    Credentials, PostgresInstance)
 from dbabench.env.processes import ProcessTable
@@ -269,7 +269,7 @@ def exporter() -> None:
         host=host, port=port, dbname="postgres", user="postgres", sslmode="disable",
         password=need("pg_superuser_password"), application_name="postgres_exporter")
     _exec([exporter_binary(), f"--web.listen-address=:{_port('exporter')}"],
-          {"DATA_SOURCE_NAME": dsn})
+          {"DATA_SOURCE_NAME": dsn, **GO_RUNTIME})
 
 
 def prometheus() -> None:
@@ -277,8 +277,8 @@ def prometheus() -> None:
                "workload": "{}:{}".format(*_address("workload"))}
     if contract.get("addr_replica_exporter") is not None:
         targets[EXPORTER_JOBS["replica"]] = "{}:{}".format(*_address("replica_exporter"))
-    _exec(prometheus_argv(_work_dir(), need("run"), targets,
-                          f":{_port('prometheus')}"))
+    _exec(prometheus_argv(_work_dir(), need("run"), targets, f":{_port('prometheus')}"),
+          GO_RUNTIME)
 
 
 # -- the workload pod --------------------------------------------------------------------------------
