@@ -138,6 +138,20 @@ class ControlPlane:
                 check: bool = True) -> subprocess.CompletedProcess[str]:
         return self.run("kubectl", *args, stdin=stdin, check=check)
 
+    def wait_established(self, *crds: str, timeout: float = 30) -> None:
+        """Until each CRD serves its resource. Not ``kubectl wait --for=condition=Established``:
+        a CRD read before the API server has written its first status has no conditions at
+        all, and kubectl wait exits 1 on that instead of waiting (a CI run lost its whole
+        cluster suite to it)."""
+        deadline = time.monotonic() + timeout
+        for crd in crds:
+            while self.kubectl("get", "crd", crd, "-o",
+                               "jsonpath={.status.conditions[?(@.type=='Established')].status}"
+                               ).stdout != "True":
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"CRD {crd} not established after {timeout:.0f} s")
+                time.sleep(0.1)
+
 
 def _free_port() -> int:
     # The port is free when we look; the few milliseconds until the server binds it are a
@@ -389,6 +403,4 @@ def crds(control_plane: ControlPlane) -> None:
     """dbabench's CRDs, applied server-side once, so tests never fight over field ownership
     (the chart is then installed with --skip-crds)."""
     control_plane.kubectl("apply", "--server-side", "-f", str(REPO / "crds"))
-    for plural in ("scenarios", "agentruns", "evaluations"):
-        control_plane.kubectl("wait", "--for=condition=Established", "--timeout=30s",
-                              f"crd/{plural}.dbabench.io")
+    control_plane.wait_established(*sorted(f.stem for f in (REPO / "crds").glob("*.yaml")))

@@ -63,8 +63,7 @@ def player(control_plane: ControlPlane, crds: None, scratch_root: Path) -> Itera
     for kind in ("volumesnapshotclasses", "volumesnapshotcontents", "volumesnapshots"):
         control_plane.kubectl("apply", "--server-side", "-f",
                               str(crd_dir / f"snapshot.storage.k8s.io_{kind}.yaml"))
-        control_plane.kubectl("wait", "--for=condition=Established", "--timeout=30s",
-                              f"crd/{kind}.snapshot.storage.k8s.io")
+        control_plane.wait_established(f"{kind}.snapshot.storage.k8s.io")
     node = Player(control_plane.kubeconfig, scratch_root / "player", images={
         EXTERNAL_IMAGE: [sys.executable, str(REPO / "examples" / "external_agent.py")],
         METERED_IMAGE: [sys.executable, str(Path(__file__).with_name("metered_agent.py"))]})
