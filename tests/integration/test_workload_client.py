@@ -203,3 +203,31 @@ def test_a_job_that_connects_first_takes_the_slots_before_the_application(
     assert workers and set(workers) == {"connection_error"}
     assert all("too many connections for role" in (e.message or "")
                for e in events if e.service == "checkout-worker")
+
+
+def test_clients_at_a_fixed_interval_do_not_ask_faster_when_answered_at_once(
+        postgres: PostgresInstance, tmp_path: Path) -> None:
+    """requestIntervalMs is a rate, not a pause after each answer: this database has no
+    checkout tables, so every request fails within a millisecond, and clients that paused
+    only after each answer would send hundreds in a second. Paced, each client starts a
+    request at most every half interval (the shortest it draws)."""
+    log = tmp_path / "business.jsonl"
+    spec = OltpCheckoutWorkload(profile="oltp-checkout", clients=2, request_interval_ms=100)
+    config = WorkloadConfig(dsn=postgres.dsn(application_name=""), spec=spec,
+                            business_log=log, metrics_port=0)
+
+    async def run() -> float:
+        stop = asyncio.Event()
+        workload = asyncio.create_task(run_workload(config, stop))
+        started = time.monotonic()
+        await asyncio.sleep(1.5)
+        stop.set()
+        await workload
+        return time.monotonic() - started
+
+    elapsed = asyncio.run(run())
+    requests = len(read_events(log))
+    assert 2 <= requests <= 2 * (elapsed / 0.05 + 1)
+    with pytest.raises(ValueError, match="thinkTimeMs and requestIntervalMs both set"):
+        OltpCheckoutWorkload.model_validate({"profile": "oltp-checkout", "thinkTimeMs": 20,
+                                             "requestIntervalMs": 50})

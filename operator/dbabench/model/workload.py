@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, Union
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from dbabench.model.base import Model
 
@@ -61,7 +61,16 @@ class OltpCheckoutWorkload(Model):
     clients: int = Field(default=6, ge=1, le=64, description="checkout-worker sessions")
     statement_timeout_ms: int = Field(default=3000, gt=0,
                                       description="the application's timeout per statement")
-    think_time_ms: int = Field(default=50, ge=0, description="pause between requests per client")
+    think_time_ms: int | None = Field(
+        default=None, ge=0,
+        description="pause after each answer before a client's next request, so a machine"
+                    " that answers faster gets more of them; 50 unless requestIntervalMs is set")
+    request_interval_ms: int | None = Field(
+        default=None, gt=0,
+        description="instead of a think time: each client starts a request this often on"
+                    " average, however fast the answers come, so the traffic's rate is the"
+                    " scenario's and not what the machine has to spare; a late answer is"
+                    " followed by the next request at once")
     merchants: int = Field(default=100, ge=1, description="merchants 1..N get ordinary traffic")
     hot_merchant: int | None = Field(default=None,
                                      description="a merchant that gets hot_share of checkouts")
@@ -74,6 +83,17 @@ class OltpCheckoutWorkload(Model):
         description="every session of the workload (workers and jobs) is replaced after this"
                     " long, as a pool's max lifetime does: role and database settings reach"
                     " the workload only through new sessions")
+
+    @model_validator(mode="after")
+    def _one_pace(self) -> "OltpCheckoutWorkload":
+        if self.request_interval_ms is None:
+            if self.think_time_ms is None:
+                self.think_time_ms = 50
+        elif self.think_time_ms is not None:
+            raise ValueError("thinkTimeMs and requestIntervalMs both set: a client either"
+                             " pauses after each answer or starts requests at a fixed"
+                             " interval; keep one")
+        return self
 
 
 WorkloadSpec = Annotated[Union[OltpCheckoutWorkload], Field(discriminator="profile")]

@@ -195,6 +195,7 @@ class Client:
 def checkout_worker(client: Client, spec: OltpCheckoutWorkload, rng: random.Random) -> None:
     """Place an order (insert + bump the merchant's counter row), or browse recent orders."""
     while not client.halt.is_set():
+        started = time.monotonic()
         if rng.random() < spec.browse_share:
             merchant = rng.randint(1, spec.merchants)
 
@@ -215,7 +216,18 @@ def checkout_worker(client: Client, spec: OltpCheckoutWorkload, rng: random.Rand
                              " updated_at = now() WHERE id = %s", (merchant,))
 
             client.request("place_order", place)
-        client.halt.wait(spec.think_time_ms / 1000)
+        client.halt.wait(_pause(spec, rng, started))
+
+
+def _pause(spec: OltpCheckoutWorkload, rng: random.Random, started: float) -> float:
+    """Seconds from now to a client's next request, which started its last at ``started``.
+    An interval is drawn around its mean (half to one and a half of it), so clients that
+    started together do not stay in step and meet on the hot rows all at once."""
+    if spec.think_time_ms is not None:
+        return spec.think_time_ms / 1000
+    assert spec.request_interval_ms is not None  # the model sets exactly one
+    interval = spec.request_interval_ms / 1000 * rng.uniform(0.5, 1.5)
+    return max(0.0, started + interval - time.monotonic())
 
 
 def scheduled_job(client: Client, job: JobStep) -> None:
