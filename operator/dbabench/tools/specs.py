@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from dbabench.env.monitoring import SCRAPE_INTERVAL
 from dbabench.model.base import Model
 from dbabench.model.report import Report
 from dbabench.tools.instance import ManageInstanceArgs
@@ -48,7 +49,8 @@ TOOL_SPECS: tuple[ToolSpec, ...] = (
         "query_metrics",
         "Query this system's Prometheus with PromQL. It scrapes the PostgreSQL server"
         " (postgres_exporter, pg_* metrics), the host (node_exporter, node_* metrics) and the"
-        " application's own metrics every second. Without range_seconds it is an instant query"
+        f" application's own metrics every {SCRAPE_INTERVAL}, so a rate() needs a range of"
+        " several scrapes (e.g. [30s]). Without range_seconds it is an instant query"
         " (the latest value of each series); with range_seconds it returns each series over the"
         " last N seconds at step_seconds resolution. Large results are cut to a bounded number"
         " of series and points, and the observation says when it was truncated.",
