@@ -10,7 +10,7 @@ import asyncio
 import json
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -24,8 +24,8 @@ from dbabench.model.evaluation import CheckResult
 from dbabench.policy.reach import startup_options
 from dbabench.model.scenario import (EstimatePredicate, LogPredicate, Predicate, SqlPredicate,
                                      WorkloadPredicate)
-from dbabench.tools.logs import pg_records, record_time
-from dbabench.workload.businesslog import read_events, window_stats
+from dbabench.tools.logs import PgLogReader, record_time
+from dbabench.workload.businesslog import BusinessLogReader, window_stats
 
 
 @dataclass
@@ -43,6 +43,13 @@ class Probe:
     """The same on the hot standby."""
     refresh: Callable[[], Awaitable[None]] | None = None
     """Brings the logs up to date first, where they are copies (env.remote.LogMirror)."""
+    business: BusinessLogReader = field(init=False, repr=False)
+    pg_log: PgLogReader = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        # kept for the run: each poll and check reads only what the logs gained since the last
+        self.business = BusinessLogReader(self.business_log)
+        self.pg_log = PgLogReader(self.pg_log_dir)
 
     @classmethod
     def of(cls, instance: PostgresInstance, *, business_log: Path, pg_log_dir: Path,
@@ -178,8 +185,8 @@ async def _estimate(pred: EstimatePredicate, probe: Probe) -> tuple[bool, Any, s
 
 
 def _workload(pred: WorkloadPredicate, probe: Probe, window: Window) -> tuple[bool, Any, str]:
-    events = read_events(probe.business_log, start=window.start, end=window.end,
-                         service=pred.service, operation=pred.operation)
+    events = probe.business.events(start=window.start, end=window.end, service=pred.service,
+                                   operation=pred.operation)
     stats = window_stats(events)
     value = float(getattr(stats, pred.stat))
     return (pred.op.holds(value, pred.value), round(value, 6),
@@ -190,7 +197,7 @@ def _workload(pred: WorkloadPredicate, probe: Probe, window: Window) -> tuple[bo
 def _log(pred: LogPredicate, probe: Probe, window: Window) -> tuple[bool, Any, str]:
     regex = re.compile(pred.pattern, re.IGNORECASE)
     count = 0
-    for record in pg_records(probe.pg_log_dir):
+    for record in probe.pg_log.records():
         message = str(record.get("message", ""))
         if window.start <= record_time(record) <= window.end and regex.search(message):
             count += 1

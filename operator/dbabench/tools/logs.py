@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from dbabench.jsonl import complete_records
+from dbabench.jsonl import JsonlTail, complete_records
 from dbabench.model.base import Model
 from dbabench.model.workload import Server
 from dbabench.tools.bounds import clip_text
@@ -68,9 +68,22 @@ def _pg_line(record: dict[str, object]) -> str:
     return " ".join(parts)
 
 
+class PgLogReader:
+    """The server's jsonlog files, each read as it grows (``JsonlTail``); rotation adds files."""
+
+    def __init__(self, log_dir: Path) -> None:
+        self.log_dir = log_dir
+        self._tails: dict[Path, JsonlTail] = {}
+
+    def records(self) -> list[dict[str, object]]:
+        """All records, oldest first."""
+        return [r for path in sorted(self.log_dir.glob("*.json"))
+                for r in self._tails.setdefault(path, JsonlTail(path)).read()]
+
+
 def pg_records(log_dir: Path) -> list[dict[str, object]]:
     """All records of the server's jsonlog files, oldest first."""
-    return [r for path in sorted(log_dir.glob("*.json")) for r in complete_records(path)]
+    return PgLogReader(log_dir).records()
 
 
 def read_log(ctx: ToolContext, args: ReadLogArgs) -> ReadLogResult:

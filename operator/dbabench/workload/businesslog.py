@@ -6,11 +6,11 @@ import math
 import threading
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import IO, Literal
+from typing import IO, Any, Literal
 
 from pydantic import Field
 
-from dbabench.jsonl import complete_records
+from dbabench.jsonl import JsonlTail
 from dbabench.model.base import Model
 
 Outcome = Literal["ok", "timeout", "lock_timeout", "canceled", "terminated", "connection_error",
@@ -55,17 +55,31 @@ class BusinessLogWriter:
             self._f.close()
 
 
+class BusinessLogReader:
+    """A run's business log, read as it grows (``JsonlTail``), each record validated once."""
+
+    def __init__(self, path: Path) -> None:
+        self._tail = JsonlTail(path)
+        self._source: list[dict[str, Any]] = []
+        self._events: list[BusinessEvent] = []
+
+    def events(self, *, start: datetime | None = None, end: datetime | None = None,
+               service: str | None = None, operation: str | None = None) -> list[BusinessEvent]:
+        records = self._tail.read()
+        if records is not self._source:  # read again from the start
+            self._source, self._events = records, []
+        self._events.extend(BusinessEvent.model_validate(r)
+                            for r in records[len(self._events):])
+        return [e for e in self._events
+                if not (start and e.ts < start or end and e.ts > end
+                        or service and e.service != service
+                        or operation and e.operation != operation)]
+
+
 def read_events(path: Path, *, start: datetime | None = None, end: datetime | None = None,
                 service: str | None = None, operation: str | None = None) -> list[BusinessEvent]:
-    events = []
-    for record in complete_records(path):
-        event = BusinessEvent.model_validate(record)
-        if start and event.ts < start or end and event.ts > end:
-            continue
-        if service and event.service != service or operation and event.operation != operation:
-            continue
-        events.append(event)
-    return events
+    return BusinessLogReader(path).events(start=start, end=end, service=service,
+                                          operation=operation)
 
 
 def window_stats(events: list[BusinessEvent]) -> WindowStats:
