@@ -28,7 +28,7 @@ series are the agent's evidence, which the metrics tool steps at 5 s by default:
 step. Every scrape costs the exporters, Prometheus and, for postgres_exporter's queries, the
 server: at 1 s they were ~1.1 s of CPU a run (battery of 2026-12-04 at -j6); 5 s instead of 2
 saved 0.25 s a run side by side, and the first scrapes of a run's targets, which admission
-waits for, come ~1 s later (benchmarks/README, "a scrape every 5 s")."""
+waits for, come ~1 s later (benchmarks/README, "a 5 s scrape")."""
 PLAIN_HTTP = False
 """httpx's ``verify`` for the harness's own plain-http servers (Prometheus, a pod's components):
 a client made with the default loads the CA bundle, ~30 ms of CPU, and runs make many."""
