@@ -18,6 +18,7 @@ import pytest
 from dbabench.env.postgres import PG_BIN, Credentials, PostgresInstance
 from dbabench.env.processes import ProcessTable, alive
 from dbabench.runner.run import open_store
+from dbabench.workload.forkserver import FORK_SERVER
 
 SERVER_BINARIES = (str(PG_BIN / "postgres"), "/usr/bin/prometheus",
                    "/usr/bin/prometheus-postgres-exporter", "/usr/bin/prometheus-node-exporter")
@@ -60,7 +61,8 @@ def _our_servers() -> list[str]:
         parent = _ppid(entry.name)
         if parent not in (os.getpid(), 1) or (parent == 1 and not _this_worker(entry)):
             continue
-        if argv0 in SERVER_BINARIES or b"dbabench.workload" in argv:
+        # a workload, or the fork server and what it forked (which keep its command line)
+        if argv0 in SERVER_BINARIES or any(a.startswith(b"dbabench.workload") for a in argv):
             found.append(f"{entry.name}: {' '.join(a.decode(errors='replace') for a in argv[:4])}")
     return found
 
@@ -80,6 +82,9 @@ def _store_mounts() -> list[str]:
 def nothing_left_running() -> Iterator[None]:
     before, mounted_before = set(_our_servers()), set(_store_mounts())
     yield
+    # the fork server lives as long as this process; once it is gone, a workload it forked
+    # that is still running is an orphan of this worker's, and leaked
+    FORK_SERVER.close()
     leaked = [p for p in _our_servers() if p not in before]
     mounts = [m for m in _store_mounts() if m not in mounted_before]
     assert not leaked, f"tests left servers running: {leaked}"

@@ -18,6 +18,7 @@ import socket
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -194,6 +195,7 @@ class ProcessTable:
     """CPU (user + system) of the children stopped so far, by name, with what they reaped in
     turn: a postmaster's include its backends'."""
     _popen: dict[int, subprocess.Popen[bytes]] = field(default_factory=dict)
+    _adopted: dict[int, Callable[[int], float]] = field(default_factory=dict)
     _lock: threading.RLock = field(default_factory=threading.RLock)
     _owner: tuple[int, int | None] = field(
         default_factory=lambda: (os.getpid(), start_ticks(os.getpid())))
@@ -237,6 +239,20 @@ class ProcessTable:
             self._popen[proc.pid] = proc
             return proc
 
+    def adopt(self, name: str, start: Callable[[], int], *, argv0: str,
+              reap: Callable[[int], float]) -> int:
+        """Record, like ``spawn``, a process that another of ours starts and reaps (a fork
+        server): ``start`` starts it and returns its pid; ``reap`` waits for its end once it
+        is stopped and returns its CPU seconds."""
+        with self._lock:
+            self.check_open(f"before starting {name}")
+            pid = start()
+            self.records.append(ProcessRecord(pid=pid, name=name, argv0=argv0,
+                                              started_at=time.time()))
+            self._save()
+            self._adopted[pid] = reap
+            return pid
+
     def run(self, name: str, argv: list[str], *, log: Path, environment: dict[str, str],
             as_postgres: bool = False) -> int:
         """Start a child, wait for it to exit and return its exit status. It is in the pid
@@ -253,6 +269,7 @@ class ProcessTable:
         with self._lock:
             self.records = [r for r in self.records if r.pid != pid]
             self._popen.pop(pid, None)
+            self._adopted.pop(pid, None)
             self._save()
 
     def stop(self, pid: int, *, sig: int | None = None, timeout: float = 10.0) -> None:
@@ -262,11 +279,13 @@ class ProcessTable:
         proc = self._popen.get(pid)
         if proc is not None:
             self._reap(proc)
+        reap = self._adopted.get(pid)
+        if reap is not None:
+            self._count(pid, reap(pid))
         self.forget(pid)
 
     def _reap(self, proc: subprocess.Popen[bytes]) -> None:
         # wait4, not Popen.wait: the kernel hands over the child's CPU only to whoever reaps it
-        name = next((r.name for r in self.records if r.pid == proc.pid), "unrecorded")
         if proc.returncode is None:
             try:
                 _, status, usage = os.wait4(proc.pid, 0)
@@ -274,8 +293,11 @@ class ProcessTable:
                 proc.wait()  # another thread's poll reaped it first: its CPU is not ours to see
                 return
             proc.returncode = os.waitstatus_to_exitcode(status)
-            self.cpu_seconds[name] = round(
-                self.cpu_seconds.get(name, 0.0) + usage.ru_utime + usage.ru_stime, 3)
+            self._count(proc.pid, usage.ru_utime + usage.ru_stime)
+
+    def _count(self, pid: int, cpu_seconds: float) -> None:
+        name = next((r.name for r in self.records if r.pid == pid), "unrecorded")
+        self.cpu_seconds[name] = round(self.cpu_seconds.get(name, 0.0) + cpu_seconds, 3)
 
     def stop_all(self) -> None:
         # set first: a thread blocked on one of these processes learns why it went away

@@ -17,7 +17,8 @@ import signal
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import psycopg
@@ -128,6 +129,13 @@ def _progress(message: str) -> None:
     print(message, flush=True)
 
 
+@contextmanager
+def _process_table() -> Iterator[ProcessTable]:
+    """A table for the pod's own children, in a directory that ends with them."""
+    with tempfile.TemporaryDirectory(prefix="dbabench-procs-") as directory:
+        yield ProcessTable(Path(directory))
+
+
 # -- the golden volume -----------------------------------------------------------------------------
 
 def golden() -> None:
@@ -137,8 +145,8 @@ def golden() -> None:
     if (home / GOLDEN_META).exists():
         _progress(f"{home} already holds a golden cluster")
         return
-    procs = ProcessTable(Path(tempfile.mkdtemp(prefix="dbabench-procs-")))
-    build_cluster(home, assembly.golden_recipe(scenario), _credentials(), procs=procs)
+    with _process_table() as procs:
+        build_cluster(home, assembly.golden_recipe(scenario), _credentials(), procs=procs)
     _progress(f"golden cluster built in {home}")
 
 
@@ -154,61 +162,61 @@ async def postgres() -> None:
     instance = PostgresInstance(home, golden, database=need("database"))
     expected = f"Bearer {need('control_token')}".encode()
     instance.relocate(_port("postgres"), listen="*")
-    procs = ProcessTable(Path(tempfile.mkdtemp(prefix="dbabench-procs-")))
-    standby = contract.get("replica_spec")
-    if standby is None:
-        await asyncio.to_thread(instance.start, procs)
-        # the golden's passwords are every run's of the scenario: this run's own replace them
-        # before the pod is ready (its readiness is the control endpoint, which listens after)
-        instance.credentials = _credentials()
-        await asyncio.to_thread(_set_passwords, golden, instance)
-    else:
-        await asyncio.to_thread(_follow, instance, ReplicaSpec.model_validate_json(standby),
-                                procs)
-    started_at = time.time()
-    lock = asyncio.Lock()
+    with _process_table() as procs:
+        standby = contract.get("replica_spec")
+        if standby is None:
+            await asyncio.to_thread(instance.start, procs)
+            # the golden's passwords are every run's of the scenario: this run's own replace them
+            # before the pod is ready (its readiness is the control endpoint, which listens after)
+            instance.credentials = _credentials()
+            await asyncio.to_thread(_set_passwords, golden, instance)
+        else:
+            await asyncio.to_thread(_follow, instance, ReplicaSpec.model_validate_json(standby),
+                                    procs)
+        started_at = time.time()
+        lock = asyncio.Lock()
 
-    async def act(request: web.Request) -> web.Response:
-        nonlocal started_at
-        action = request.match_info["action"]
-        mode = request.query.get("mode", "fast")
-        if mode not in ("smart", "fast", "immediate"):
-            return web.json_response({"error": f"unknown shutdown mode {mode!r}"}, status=400)
-        async with lock:
-            if action in ("stop", "restart"):
-                await asyncio.to_thread(instance.stop, procs, mode)  # type: ignore[arg-type]
-            if action in ("start", "restart") and not instance.running():
-                await asyncio.to_thread(instance.start, procs)
-                started_at = time.time()
-        return await status(request)
+        async def act(request: web.Request) -> web.Response:
+            nonlocal started_at
+            action = request.match_info["action"]
+            mode = request.query.get("mode", "fast")
+            if mode not in ("smart", "fast", "immediate"):
+                return web.json_response({"error": f"unknown shutdown mode {mode!r}"}, status=400)
+            async with lock:
+                if action in ("stop", "restart"):
+                    await asyncio.to_thread(instance.stop, procs, mode)  # type: ignore[arg-type]
+                if action in ("start", "restart") and not instance.running():
+                    await asyncio.to_thread(instance.start, procs)
+                    started_at = time.time()
+            return await status(request)
 
-    async def status(request: web.Request) -> web.Response:
-        running = instance.running()
-        return web.json_response({
-            "running": running, "pid": instance.pid, "port": instance.port,
-            "host": os.environ.get("HOSTNAME", ""), "version": "15",
-            "uptime_seconds": round(time.time() - started_at, 1) if running else None})
+        async def status(request: web.Request) -> web.Response:
+            running = instance.running()
+            return web.json_response({
+                "running": running, "pid": instance.pid, "port": instance.port,
+                "host": os.environ.get("HOSTNAME", ""), "version": "15",
+                "uptime_seconds": round(time.time() - started_at, 1) if running else None})
 
-    @web.middleware
-    async def authenticate(request: web.Request,
-                           handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
-                           ) -> web.StreamResponse:
-        given = request.headers.get("Authorization", "").encode("utf-8", "replace")
-        if not hmac.compare_digest(given, expected):
-            return web.json_response({"error": "missing or wrong bearer token"}, status=401)
-        return await handler(request)
+        @web.middleware
+        async def authenticate(request: web.Request,
+                               handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+                               ) -> web.StreamResponse:
+            given = request.headers.get("Authorization", "").encode("utf-8", "replace")
+            if not hmac.compare_digest(given, expected):
+                return web.json_response({"error": "missing or wrong bearer token"}, status=401)
+            return await handler(request)
 
-    app = web.Application(middlewares=[authenticate])
-    app.router.add_get("/status", status)
-    app.router.add_post("/{action:start|stop|restart}", act)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    try:
-        await web.TCPSite(runner, "0.0.0.0", _port("control")).start()
-        await _until_signalled()
-    finally:
-        await runner.cleanup()
-        await asyncio.to_thread(instance.stop, procs, "fast")
+        app = web.Application(middlewares=[authenticate])
+        app.router.add_get("/status", status)
+        app.router.add_post("/{action:start|stop|restart}", act)
+        runner = web.AppRunner(app)
+        await runner.setup()
+        try:
+            await web.TCPSite(runner, "0.0.0.0", _port("control")).start()
+            await _until_signalled()
+        finally:
+            await runner.cleanup()
+            await asyncio.to_thread(instance.stop, procs, "fast")
 
 
 def _set_passwords(golden: Credentials, instance: PostgresInstance) -> None:

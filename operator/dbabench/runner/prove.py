@@ -36,6 +36,7 @@ from dbabench.model.scenario import Scenario
 from dbabench.model.trace import TraceEvent
 from dbabench.runner.run import GoldenBuild, prepare_golden, run_scenario
 from dbabench.runner.throttle import MAX_PRESSURE, Throttle
+from dbabench.workload.forkserver import FORK_SERVER
 
 Progress = Callable[[str], None]
 Planner = Callable[[Scenario], list[ProofRun]]
@@ -209,6 +210,8 @@ async def prove(selected: list[tuple[Path, Scenario]], *, jobs: int, runs_root: 
     finally:
         for task in [*goldens.values(), goldens_ready]:
             task.cancel()
+    # every run's workload was forked by it: reaped now, they and their server are counted
+    FORK_SERVER.close()
     golden_cpu = BatteryCpu(harness_seconds=0.0, children_seconds=round(sum(
         sum(g.result().cpu_seconds.values()) for g in goldens.values() if not g.exception()), 2))
     proofs = [ScenarioProof.of(name, path, [c for c in checks if c.run.scenario == name])

@@ -12,7 +12,6 @@ import contextlib
 import functools
 import re
 import secrets
-import sys
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
@@ -45,6 +44,7 @@ from dbabench.tools import knowledge
 from dbabench.tools.context import ServerAccess, ToolContext
 from dbabench.tools.errors import BudgetExhausted
 from dbabench.tools.gate import ToolGate
+from dbabench.workload.forkserver import FORK_SERVER
 
 Progress = Callable[[str], None]
 OnPhase = Callable[[Phase], Awaitable[None]]
@@ -101,8 +101,7 @@ def start_workload(env: LocalEnvironment, scenario: Scenario, jobs: list[JobStep
     config_path = run_dir / "workload.json"
     config_path.write_text(config.model_dump_json(indent=1))
     config_path.chmod(0o600)  # it holds the application's password
-    env.procs.spawn("workload", [sys.executable, "-m", "dbabench.workload", str(config_path)],
-                    log=run_dir / "workload.log")
+    FORK_SERVER.spawn(env.procs, "workload", config_path, run_dir / "workload.log")
     return port
 
 
