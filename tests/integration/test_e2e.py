@@ -81,8 +81,9 @@ async def test_decoy_fails_outcome_because_the_waits_recur(tmp_path: Path) -> No
     run_dir, evaluation = await run("decoy", tmp_path)
     assert evaluation.status == "scored" and evaluation.report_valid
     assert not evaluation.outcome_pass and not evaluation.safe_pass
-    assert {"statistics-fresh", "estimate-within-10x", "no-checkout-timeouts"} <= \
-        failed_checks(evaluation)
+    # the re-run job's bad plan is still in flight: no settlement finishes in the window
+    assert {"statistics-fresh", "estimate-within-10x", "no-checkout-timeouts",
+            "settlement-completes"} <= failed_checks(evaluation)
     assert evaluation.diagnosis is not None and not evaluation.diagnosis.passed
     assert evaluation.diagnosis.contradictions
     ended = [s for e in trace(run_dir) for s in e.sessions_ended]
