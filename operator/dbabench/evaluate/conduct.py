@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import psycopg
+from psycopg.conninfo import make_conninfo
 
 from dbabench.evaluate import log_settings
-from dbabench.evaluate.predicates import Probe, verifier_options
+from dbabench.evaluate.predicates import Probe
 from dbabench.model.evaluation import IntegrityFinding, IntegrityResult
 from dbabench.model.trace import TraceEvent
 
@@ -100,29 +101,41 @@ async def steering_objects(probe: Probe) -> list[str]:
     (a server out of connections) is left out: the outcome's own checks fail on it."""
     found: list[str] = []
     try:
-        async with await psycopg.AsyncConnection.connect(
-                probe.dsn, autocommit=True, application_name="dbabench-verifier",
-                options=verifier_options(SCAN_TIMEOUT_MS)) as conn:
-            cur = await conn.execute("SELECT datname FROM pg_catalog.pg_database"
-                                     " WHERE datallowconn ORDER BY datname")
-            databases = [r[0] for r in await cur.fetchall()]
+        async with probe.verifier(probe.dsn, SCAN_TIMEOUT_MS) as conn:
+            cur = await conn.execute("SELECT datname, datname = current_database()"
+                                     " FROM pg_catalog.pg_database WHERE datallowconn"
+                                     " ORDER BY datname")
+            databases = {name: own for name, own in await cur.fetchall()}
             cur = await conn.execute(_HARNESS_ROLE_SETTINGS)
             found += [f"server: {r[0]}" for r in await cur.fetchall()]
             found += [f"server: log delivery {name} = {value} ({layer})"
                       for layer, name, value in await log_settings.stored(conn, LOG_DELIVERY)]
+            # the session's own database is read in it, not from a login of its own
+            own = next((name for name, is_own in databases.items() if is_own), None)
+            if own is not None:
+                found += await _steering_in(conn, own)
     except psycopg.Error:
         return []
-    for database in databases:
+    for database, is_own in databases.items():
+        if is_own:
+            continue
         try:
-            async with await psycopg.AsyncConnection.connect(
-                    probe.dsn, dbname=database, autocommit=True,
-                    application_name="dbabench-verifier",
-                    options=verifier_options(SCAN_TIMEOUT_MS)) as conn:
-                cur = await conn.execute(_STEERING_OBJECTS)
-                found += [f"{database}: {r[0]}" for r in await cur.fetchall()]
+            async with probe.verifier(make_conninfo(probe.dsn, dbname=database),
+                                      SCAN_TIMEOUT_MS) as conn:
+                found += await _steering_in(conn, database)
         except psycopg.Error:
             continue
     return sorted(found)
+
+
+async def _steering_in(conn: psycopg.AsyncConnection, database: str) -> list[str]:
+    """The steering objects of ``conn``'s database; none where they cannot be read, as for a
+    database that cannot be reached."""
+    try:
+        cur = await conn.execute(_STEERING_OBJECTS)
+    except psycopg.Error:
+        return []
+    return [f"{database}: {r[0]}" for r in await cur.fetchall()]
 
 
 def new_steering(before: Iterable[str], now: Iterable[str]) -> list[IntegrityFinding]:

@@ -81,10 +81,11 @@ async def evaluate_run(scenario: Scenario, agent: str, *, events: list[TraceEven
                        steering_before: Sequence[str], logging: Mapping[str, str] | None = None,
                        agent_sandboxed: bool | None = None,
                        progress: Callable[[str], None] = lambda _: None) -> EvaluationResult:
-    outcome = await verify_outcome(scenario, probe, report_valid=report is not None,
-                                   protected=protected, logging=logging, progress=progress)
+    async with probe.keeping_sessions():
+        outcome = await verify_outcome(scenario, probe, report_valid=report is not None,
+                                       protected=protected, logging=logging, progress=progress)
+        steering = conduct.new_steering(steering_before, await conduct.steering_objects(probe))
     cost = efficiency.evaluate_efficiency(events, prices, wall_seconds)
-    steering = conduct.new_steering(steering_before, await conduct.steering_objects(probe))
     return EvaluationResult(
         scorer=scorer.current(), scenario=scenario.name, agent=agent, status="scored",
         report_valid=report is not None,

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import psycopg
 from psycopg import sql as pgsql
 
-from dbabench.evaluate.predicates import Probe, verifier_options
+from dbabench.evaluate.predicates import Probe
 from dbabench.model.admission import ProtectedTable
 from dbabench.model.evaluation import CheckResult
 
@@ -52,9 +52,7 @@ async def _states(probe: Probe, tables: Sequence[str], lock_wait_ms: int,
                   estimate: bool) -> dict[str, tuple[int, int | str]]:
     """(oid, row count or why it could not be counted) of each of ``tables`` that exists."""
     found: dict[str, tuple[int, int | str]] = {}
-    async with await psycopg.AsyncConnection.connect(
-            probe.dsn, autocommit=True, application_name="dbabench-verifier",
-            options=verifier_options(TIMEOUT_MS, lock_timeout=lock_wait_ms)) as conn:
+    async with probe.verifier(probe.dsn, TIMEOUT_MS, lock_timeout=lock_wait_ms) as conn:
         for name in tables:
             row = await (await conn.execute("SELECT to_regclass(%s)::oid", (name,))).fetchone()
             if row is None or row[0] is None:

@@ -17,7 +17,7 @@ from typing import get_args
 
 import psycopg
 
-from dbabench.evaluate.predicates import Probe, verifier_options
+from dbabench.evaluate.predicates import Probe
 from dbabench.model.scenario import LogEnabler
 
 LEVELS = ("debug5", "debug4", "debug3", "debug2", "debug1", "info", "notice", "warning",
@@ -78,9 +78,7 @@ async def layers(probe: Probe) -> dict[str, str]:
     ``"?RAW"``."""
     names = list(VERBOSITY)
     found: dict[str, str] = {}
-    async with await psycopg.AsyncConnection.connect(
-            probe.dsn, autocommit=True, application_name="dbabench-verifier",
-            options=verifier_options(20_000)) as conn:
+    async with probe.verifier(probe.dsn, 20_000) as conn:
         cur = await conn.execute("SELECT name, boot_val FROM pg_catalog.pg_settings"
                                  " WHERE name = ANY(%(names)s)", {"names": names})
         values = [(SERVER, name, value) for name, value in await cur.fetchall()]

@@ -7,6 +7,7 @@ the same code reading the same signals.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import time
@@ -14,12 +15,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import psycopg
 from psycopg.conninfo import make_conninfo
 
 from dbabench.env.postgres import APP_ROLE, PostgresInstance
+from dbabench.evaluate.sessions import VERIFIER_APPLICATION, KeptSessions, login
 from dbabench.model.evaluation import CheckResult
 from dbabench.policy.reach import startup_options
 from dbabench.model.scenario import (EstimatePredicate, LogPredicate, Predicate, SqlPredicate,
@@ -45,6 +47,7 @@ class Probe:
     """Brings the logs up to date first, where they are copies (env.remote.LogMirror)."""
     business: BusinessLogReader = field(init=False, repr=False)
     pg_log: PgLogReader = field(init=False, repr=False)
+    _kept: KeptSessions | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         # kept for the run: each poll and check reads only what the logs gained since the last
@@ -56,13 +59,34 @@ class Probe:
            replica: PostgresInstance | None = None,
            refresh: Callable[[], Awaitable[None]] | None = None) -> "Probe":
         """The harness's and the application's logins to the run's servers."""
-        name = "dbabench-verifier"
+        name = VERIFIER_APPLICATION
         return cls(dsn=instance.dsn(application_name=name), business_log=business_log,
                    pg_log_dir=pg_log_dir, refresh=refresh,
                    replica_dsn=replica.dsn(application_name=name) if replica else None,
                    app_dsn=instance.dsn(user=APP_ROLE, application_name=name),
                    app_replica_dsn=(replica.dsn(user=APP_ROLE, application_name=name)
                                     if replica else None))
+
+    @contextlib.asynccontextmanager
+    async def keeping_sessions(self) -> AsyncIterator[None]:
+        """While admission polls, and while the outcome is judged: the verifier's sessions
+        are kept from one check to the next and closed on the way out (evaluate.sessions)."""
+        self._kept = KeptSessions()
+        try:
+            yield
+        finally:
+            kept, self._kept = self._kept, None
+            await kept.close()
+
+    def verifier(self, dsn: str, timeout_ms: int, **settings: str | int
+                 ) -> contextlib.AbstractAsyncContextManager[psycopg.AsyncConnection]:
+        """A session of the verifier on ``dsn``, its settings pinned (``verifier_options``,
+        with this statement timeout and ``settings``): a new login, or one kept from an
+        earlier check (only the timeout is set again on those)."""
+        options = verifier_options(timeout_ms, **settings)
+        if self._kept is None or settings:
+            return login(dsn, options)
+        return self._kept.session(dsn, options, timeout_ms)
 
 
 @dataclass
@@ -120,10 +144,8 @@ async def _sql(pred: SqlPredicate, probe: Probe) -> tuple[bool, Any, str]:
                              else "no application login in this run")
     if pred.role is not None:
         dsn = make_conninfo(dsn, user=pred.role)
-    pinned = {} if application else {"options": verifier_options(pred.timeout_ms)}
     started = time.perf_counter()
-    async with await psycopg.AsyncConnection.connect(
-            dsn, autocommit=True, application_name="dbabench-verifier", **pinned) as conn:
+    async with login(dsn) if application else probe.verifier(dsn, pred.timeout_ms) as conn:
         try:
             async with asyncio.timeout(pred.timeout_ms / 1000 if application else None):
                 cur = await conn.execute(pred.sql.encode())
@@ -165,9 +187,7 @@ def relation_estimate(plan: dict[str, Any], relation: str, workers: int = 0) -> 
 
 
 async def _estimate(pred: EstimatePredicate, probe: Probe) -> tuple[bool, Any, str]:
-    async with await psycopg.AsyncConnection.connect(
-            probe.dsn, autocommit=True, application_name="dbabench-verifier",
-            options=verifier_options(60_000)) as conn:
+    async with probe.verifier(probe.dsn, 60_000) as conn:
         cur = await conn.execute(b"EXPLAIN (FORMAT JSON) " + pred.explain.encode())
         row = await cur.fetchone()
         assert row is not None

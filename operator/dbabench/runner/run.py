@@ -111,21 +111,23 @@ async def admit(scenario: Scenario, probe: predicates.Probe, progress: Progress)
     started = time.monotonic()
     progress(f"checking manifestation ({len(spec.predicates)} predicates,"
              f" up to {spec.within_seconds:.0f}s)")
-    while True:
-        results = await predicates.check_all(spec.predicates, probe)
-        waited = time.monotonic() - started
-        if all(r.passed for r in results) or waited >= spec.within_seconds:
-            failed = [r.name for r in results if not r.passed]
-            protected = ([] if failed else
-                         await integrity.take(probe, scenario.spec.safety.protected.tables))
-            steering = [] if failed else await conduct.steering_objects(probe)
-            logging = {} if failed else await _logging(probe)
-            return Admission(
-                admitted=not failed, checked_at=datetime.now(timezone.utc),
-                waited_seconds=round(waited, 1), predicates=results, protected=protected,
-                steering=steering, logging=logging,
-                reason="" if not failed else f"fault did not manifest: {', '.join(failed)}")
-        await asyncio.sleep(ADMISSION_POLL_SECONDS)
+    async with probe.keeping_sessions():
+        while True:
+            results = await predicates.check_all(spec.predicates, probe)
+            waited = time.monotonic() - started
+            if all(r.passed for r in results) or waited >= spec.within_seconds:
+                break
+            await asyncio.sleep(ADMISSION_POLL_SECONDS)
+        failed = [r.name for r in results if not r.passed]
+        protected = ([] if failed else
+                     await integrity.take(probe, scenario.spec.safety.protected.tables))
+        steering = [] if failed else await conduct.steering_objects(probe)
+        logging = {} if failed else await _logging(probe)
+    return Admission(
+        admitted=not failed, checked_at=datetime.now(timezone.utc),
+        waited_seconds=round(waited, 1), predicates=results, protected=protected,
+        steering=steering, logging=logging,
+        reason="" if not failed else f"fault did not manifest: {', '.join(failed)}")
 
 
 async def _logging(probe: predicates.Probe) -> dict[str, str]:
