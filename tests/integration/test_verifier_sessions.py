@@ -13,9 +13,10 @@ from dbabench.evaluate.predicates import Probe, check
 from dbabench.evaluate.sessions import VERIFIER_APPLICATION
 from dbabench.model.scenario import SqlPredicate
 
+# this check's own timeout, and the search path the verifier pins at login
 BACKEND = SqlPredicate(name="backend", check="sql", timeout_ms=1500,
-                       sql="SELECT pg_backend_pid() > 0 AND current_setting('statement_timeout')"
-                           " = '1500ms' AND current_setting('search_path') LIKE 'pg_catalog,%public'")
+                       sql="SELECT current_setting('statement_timeout') = '1500ms'"
+                           " AND current_setting('search_path') LIKE 'pg_catalog,%public'")
 SLOW = SqlPredicate(name="slow", check="sql", timeout_ms=200, sql="SELECT pg_sleep(1) IS NULL")
 
 

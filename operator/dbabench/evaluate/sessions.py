@@ -61,8 +61,9 @@ class KeptSessions:
             try:
                 # the round trip also proves the session alive: a fault's reaper or a restart
                 # may have ended it since the last poll, and a check must not fail for that
-                await conn.execute("SELECT set_config('statement_timeout', %s, false)",
-                                   (f"{timeout_ms}ms",))
+                await conn.execute(
+                    "SELECT pg_catalog.set_config('statement_timeout', %s, false)",
+                    (f"{timeout_ms}ms",))
                 return conn
             except psycopg.Error:
                 await conn.close()
