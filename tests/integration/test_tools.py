@@ -17,10 +17,11 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+import httpx
 import psycopg
 import pytest
 
-from dbabench.env.monitoring import start_monitoring
+from dbabench.env.monitoring import FIRST_SCRAPE_INTERVAL, SCRAPE_INTERVAL, start_monitoring
 from dbabench.env.postgres import Credentials, PostgresInstance
 from dbabench.env.processes import ProcessTable, free_port
 from dbabench.model.trace import TraceEvent
@@ -502,6 +503,25 @@ async def test_metric_names_are_listed_by_a_regular_expression(gate: ToolGate) -
     assert all("pg_up" in n or "node_load" in n for n in out["names"])
     every = ok(await gate.call("query_metrics", {"query": ".", "list_names": True}))
     assert every["total_series"] > len(out["names"]) and every["names"] == sorted(every["names"])
+
+
+async def test_prometheus_starts_scraping_every_second_then_every_five(
+        prometheus_url: str) -> None:
+    """A run waits for every target's first scrape, so its Prometheus starts at 1 s; once all
+    are up it runs at the metrics tool's 5 s, and what the first scrapes saw is kept."""
+    async with httpx.AsyncClient(timeout=5.0) as client:
+        config = (await client.get(f"{prometheus_url}/api/v1/status/config")
+                  ).json()["data"]["yaml"]
+        targets = (await client.get(f"{prometheus_url}/api/v1/targets")
+                   ).json()["data"]["activeTargets"]
+        up = (await client.get(f"{prometheus_url}/api/v1/query",
+                               params={"query": "count_over_time(up[10m])"})
+              ).json()["data"]["result"]
+    assert f"scrape_interval: {SCRAPE_INTERVAL}" in config
+    assert f"scrape_interval: {FIRST_SCRAPE_INTERVAL}" not in config
+    assert {t["labels"]["job"] for t in targets} == {"postgres", "node"}
+    assert all(t["scrapeInterval"] == SCRAPE_INTERVAL for t in targets)
+    assert {s["metric"]["job"] for s in up} == {"postgres", "node"}
 
 
 async def test_bad_promql_is_an_error_naming_the_problem(gate: ToolGate) -> None:

@@ -3,6 +3,7 @@ is named as such, not misread."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -29,7 +30,7 @@ def test_a_port_another_server_holds_is_not_read_as_prometheus(tmp_path: Path) -
     try:
         with pytest.raises(MonitoringError, match="not as Prometheus does.*another server"):
             monitoring._wait_for_targets(ProcessTable(tmp_path), f"http://127.0.0.1:{port}",
-                                         {"postgres"}, timeout=10)
+                                         {"postgres"}, deadline=time.monotonic() + 10)
     finally:
         server.shutdown()
         server.server_close()

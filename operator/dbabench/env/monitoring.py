@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -27,8 +28,14 @@ SCRAPE_INTERVAL = "5s"
 series are the agent's evidence, which the metrics tool steps at 5 s by default: a sample a
 step. Every scrape costs the exporters, Prometheus and, for postgres_exporter's queries, the
 server: at 1 s they were ~1.1 s of CPU a run (battery of 2026-12-04 at -j6); 5 s instead of 2
-saved 0.25 s a run side by side, and the first scrapes of a run's targets, which admission
-waits for, come ~1 s later (benchmarks/README, "a 5 s scrape")."""
+saved 0.25 s a run side by side (benchmarks/README, "a 5 s scrape")."""
+FIRST_SCRAPE_INTERVAL = "1s"
+"""The interval a run's Prometheus starts with, until every target has been scraped once. A
+target's first scrape lands anywhere in its first interval (an offset hashed from its labels)
+and the run waits for all of them before the agent comes in: at 5 s the last of four came ~4 s
+after the start, most of a run's admission. Then the configuration is rewritten at
+``SCRAPE_INTERVAL`` and reloaded (SIGHUP), which keeps every series (a reload writes no
+staleness markers); the next scrape comes within 5 s."""
 PLAIN_HTTP = False
 """httpx's ``verify`` for the harness's own plain-http servers (Prometheus, a pod's components):
 a client made with the default loads the CA bundle, ~30 ms of CPU, and runs make many."""
@@ -90,11 +97,11 @@ class Monitoring:
     targets: dict[str, str]
 
 
-def prometheus_argv(work_dir: Path, run_id: str, targets: dict[str, str], listen: str) -> list[str]:
-    """Write the scrape configuration of one run (job name -> address) into ``work_dir`` and
-    return the command line of its Prometheus."""
+def write_prometheus_config(work_dir: Path, run_id: str, targets: dict[str, str],
+                            interval: str = SCRAPE_INTERVAL) -> Path:
+    """The scrape configuration of one run (job name -> address), in ``work_dir``."""
     config = {
-        "global": {"scrape_interval": SCRAPE_INTERVAL, "evaluation_interval": SCRAPE_INTERVAL,
+        "global": {"scrape_interval": interval, "evaluation_interval": interval,
                    "external_labels": {"run": run_id}},
         "scrape_configs": [
             {"job_name": job, "static_configs": [{"targets": [addr]}]}
@@ -103,6 +110,14 @@ def prometheus_argv(work_dir: Path, run_id: str, targets: dict[str, str], listen
     }
     config_path = work_dir / "prometheus.yml"
     config_path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return config_path
+
+
+def prometheus_argv(work_dir: Path, run_id: str, targets: dict[str, str], listen: str,
+                    interval: str = SCRAPE_INTERVAL) -> list[str]:
+    """Write the scrape configuration of one run into ``work_dir`` and return the command line
+    of its Prometheus."""
+    config_path = write_prometheus_config(work_dir, run_id, targets, interval)
     return [prometheus_binary(), f"--config.file={config_path}",
             f"--storage.tsdb.path={work_dir / 'tsdb'}", f"--web.listen-address={listen}",
             "--storage.tsdb.retention.time=1d", "--log.level=warn",
@@ -138,10 +153,16 @@ def start_monitoring(procs: ProcessTable, run_dir: Path, *, run_id: str,
                  *(f"--collector.{name}" for name in NODE_COLLECTORS)],
                 env=GO_RUNTIME, log=mon_dir / "node_exporter.log")
     targets |= {"node": f"127.0.0.1:{node_port}", **extra_targets}
-    procs.spawn("prometheus", prometheus_argv(mon_dir, run_id, targets, f"127.0.0.1:{prom_port}"),
-                env=GO_RUNTIME, log=mon_dir / "prometheus.log")
+    prometheus = procs.spawn(
+        "prometheus", prometheus_argv(mon_dir, run_id, targets, f"127.0.0.1:{prom_port}",
+                                      interval=FIRST_SCRAPE_INTERVAL),
+        env=GO_RUNTIME, log=mon_dir / "prometheus.log")
     url = f"http://127.0.0.1:{prom_port}"
-    _wait_for_targets(procs, url, set(targets), timeout)
+    deadline = time.monotonic() + timeout
+    _wait_for_targets(procs, url, set(targets), deadline)
+    write_prometheus_config(mon_dir, run_id, targets)
+    prometheus.send_signal(signal.SIGHUP)
+    _wait_for_reload(procs, url, deadline)
     return Monitoring(prometheus_url=url, targets=targets)
 
 
@@ -156,8 +177,7 @@ def _result(url: str, response: httpx.Response) -> list[dict[str, Any]]:
             " was given") from e
 
 
-def _wait_for_targets(procs: ProcessTable, url: str, jobs: set[str], timeout: float) -> None:
-    deadline = time.monotonic() + timeout
+def _wait_for_targets(procs: ProcessTable, url: str, jobs: set[str], deadline: float) -> None:
     seen: set[str] = set()
     with httpx.Client(timeout=2.0, verify=PLAIN_HTTP) as client:
         while time.monotonic() < deadline:
@@ -172,6 +192,23 @@ def _wait_for_targets(procs: ProcessTable, url: str, jobs: set[str], timeout: fl
                 pass
             # a first scrape lands anywhere in the first interval; each poll costs the harness
             # a query (~5 ms of CPU)
-            procs.pause(0.5, "waiting for the scrape targets")
-    raise MonitoringError(f"Prometheus at {url} did not see targets up within {timeout:.0f}s:"
+            procs.pause(0.25, "waiting for the scrape targets")
+    raise MonitoringError(f"Prometheus at {url} did not see targets up in time:"
                           f" missing {sorted(jobs - seen)}")
+
+
+def _wait_for_reload(procs: ProcessTable, url: str, deadline: float) -> None:
+    """Until the Prometheus at ``url`` runs the configuration at ``SCRAPE_INTERVAL``: a reload
+    that failed would leave it scraping every second for the whole run."""
+    expected = f"scrape_interval: {SCRAPE_INTERVAL}"
+    with httpx.Client(timeout=2.0, verify=PLAIN_HTTP) as client:
+        while time.monotonic() < deadline:
+            try:
+                r = client.get(f"{url}/api/v1/status/config")
+                if r.status_code == 200 and expected in r.json()["data"]["yaml"]:
+                    return
+            except (httpx.TransportError, ValueError, KeyError, TypeError):
+                pass
+            procs.pause(0.05, "waiting for Prometheus to reload its configuration")
+    raise MonitoringError(f"Prometheus at {url} did not reload its configuration (scraping"
+                          f" every {SCRAPE_INTERVAL}) in time: see monitoring/prometheus.log")
