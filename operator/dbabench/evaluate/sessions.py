@@ -21,12 +21,16 @@ from psycopg.pq import TransactionStatus
 VERIFIER_APPLICATION = "dbabench-verifier"
 
 
+async def _connect(dsn: str, options: str | None) -> psycopg.AsyncConnection:
+    pinned = {} if options is None else {"options": options}
+    return await psycopg.AsyncConnection.connect(
+        dsn, autocommit=True, application_name=VERIFIER_APPLICATION, **pinned)
+
+
 @contextlib.asynccontextmanager
 async def login(dsn: str, options: str | None = None) -> AsyncIterator[psycopg.AsyncConnection]:
     """A new session of the verifier, closed on the way out; ``options``: libpq startup options."""
-    pinned = {} if options is None else {"options": options}
-    async with await psycopg.AsyncConnection.connect(
-            dsn, autocommit=True, application_name=VERIFIER_APPLICATION, **pinned) as conn:
+    async with await _connect(dsn, options) as conn:
         yield conn
 
 
@@ -40,10 +44,7 @@ class KeptSessions:
     @contextlib.asynccontextmanager
     async def session(self, dsn: str, options: str,
                       timeout_ms: int) -> AsyncIterator[psycopg.AsyncConnection]:
-        conn = await self._take(dsn, timeout_ms)
-        if conn is None:
-            conn = await psycopg.AsyncConnection.connect(
-                dsn, autocommit=True, application_name=VERIFIER_APPLICATION, options=options)
+        conn = await self._take(dsn, timeout_ms) or await _connect(dsn, options)
         try:
             yield conn
         except BaseException:
