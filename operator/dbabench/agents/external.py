@@ -32,15 +32,17 @@ import shutil
 import signal
 import sys
 import tempfile
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 import dbabench
 from dbabench.env import sandbox
+from dbabench.env.egress import Destination, Egress
+from dbabench.env.netns import AgentNetwork
 from dbabench.env.processes import die_with_parent
 from dbabench.model.task import AgentTask
-from dbabench.paths import cache_dir, runs_dir
+from dbabench.paths import cache_dir, campaigns_dir, runs_dir
 from dbabench.scenario.loader import scenarios_root
 from dbabench.tools.gate import ToolGate
 from dbabench.env.contract import METER_PATH, METERED_ENV
@@ -55,10 +57,12 @@ LISTEN_POLL_SECONDS = 0.5
 
 
 @asynccontextmanager
-async def serving(task: AgentTask, gate: ToolGate,
-                  gateway: Gateway | None) -> AsyncIterator[dict[str, str]]:
+async def serving(task: AgentTask, gate: ToolGate, gateway: Gateway | None,
+                  network: AgentNetwork | None = None) -> AsyncIterator[dict[str, str]]:
     """The run's tool server, its connection and task files in the run directory; yields
-    the environment variables an agent is given (three, five with a metering gateway)."""
+    the environment variables an agent is given (three, five with a metering gateway). With
+    a ``network`` (the agent's own, env.netns) it is served on that network's first socket
+    too, and the addresses given are that one."""
     run_dir = gate.trace.path.parent
     (run_dir / "task.json").write_text(task.model_dump_json(indent=1))
     token = secrets.token_urlsafe(24)
@@ -66,8 +70,11 @@ async def serving(task: AgentTask, gate: ToolGate,
     with tempfile.TemporaryDirectory(prefix=f"dbabench-{task.incident}-") as private:
         task_file = Path(private) / "task.json"
         task_file.write_text(task.model_dump_json(indent=1))
-        async with serve(gate, task, token, gateway=gateway) as url:
+        inside = [] if network is None else network.sockets[:1]
+        async with serve(gate, task, token, gateway=gateway, sockets=inside) as url:
             Connection(url=url, token=token).write(run_dir)
+            if inside:
+                url = f"http://127.0.0.1:{inside[0].getsockname()[1]}"
             metered = {} if gateway is None else dict(zip(METERED_ENV, (url + METER_PATH, token)))
             yield {"DBABENCH_TOOLS_URL": url, "DBABENCH_TOOLS_TOKEN": token,
                    "DBABENCH_TASK_FILE": str(task_file), **metered}
@@ -75,10 +82,12 @@ async def serving(task: AgentTask, gate: ToolGate,
 
 class ExternalAgent:
     def __init__(self, argv: list[str], *, sandbox: bool = True, paths: Sequence[Path] = (),
-                 env_names: Sequence[str] = (), gateway: Gateway | None = None) -> None:
+                 env_names: Sequence[str] = (), gateway: Gateway | None = None,
+                 egress: Sequence[str] = ()) -> None:
         """``paths``: more files or directories the sandboxed agent may read; ``env_names``:
         variables of our environment it is given (say OPENAI_API_KEY); ``gateway``: where
-        the metering proxy forwards its model calls."""
+        the metering proxy forwards its model calls; ``egress``: the ``HOST:PORT``
+        destinations its own network may reach besides the tool server (env.egress)."""
         if not argv:
             raise ValueError("an external agent needs a command: dbabench run SCENARIO"
                              " --agent external -- COMMAND [ARGS...]")
@@ -93,6 +102,10 @@ class ExternalAgent:
         unset = [name for name in env_names if name not in os.environ]
         if unset:
             raise ValueError(f"--agent-env: {', '.join(unset)} not set in this environment")
+        if egress and not sandbox:
+            raise ValueError("--agent-egress limits a sandboxed agent's network; with"
+                             " --agent-sandbox off the command has the machine's")
+        self.egress = [Destination.parse(d) for d in egress]
         self.argv = argv
         self.gateway = gateway
         self.sandbox = sandbox
@@ -108,13 +121,11 @@ class ExternalAgent:
             return self.argv, {**os.environ, **agent_env}
         argv = [_absolute(arg) for arg in self.argv]
         shown = _command_paths(argv) + self.paths
-        secrets_ = [cache_dir(), scenarios_root(), runs_dir(),
-                    *([run_dir.parent] if run_dir is not None else [])]
-        answers = [str(p) for p in shown
-                   if any(p.resolve().is_relative_to(s.resolve()) for s in secrets_)]
+        answers = [str(p) for p in shown if _shows_answers(p.resolve(), run_dir)]
         if answers:
             raise ValueError(f"the agent would see {', '.join(answers)}, which hold the"
-                             " benchmark's manifests, runs or snapshots: name other paths")
+                             " benchmark's manifests, runs, records or snapshots: name other"
+                             " paths")
         task_file = Path(agent_env["DBABENCH_TASK_FILE"])
         agent_user = pwd.getpwnam(sandbox.AGENT_USER)
         for path in (task_file.parent, task_file):
@@ -128,22 +139,72 @@ class ExternalAgent:
     async def run(self, task: AgentTask, gate: ToolGate) -> None:
         run_dir = gate.trace.path.parent
         gate.agent_sandboxed = self.sandbox
-        async with serving(task, gate, self.gateway) as agent_env:
-            argv, environment = self.command(agent_env, run_dir)
-            with (run_dir / "agent.log").open("ab") as log:
-                proc = await asyncio.create_subprocess_exec(
-                    *argv, env=environment, stdout=log, stderr=asyncio.subprocess.STDOUT,
-                    stdin=asyncio.subprocess.DEVNULL, start_new_session=True,
-                    cwd="/tmp" if self.sandbox else None,
-                    # the sandbox ends when we do, even killed: its unshare dies with us, and
-                    # its namespace with its unshare
-                    preexec_fn=die_with_parent if self.sandbox else None)
-            try:
-                code = await proc.wait()
-                if code != 0:
-                    gate.think(f"external agent exited with status {code}")
-            finally:
-                await _stop(proc)
+        if not self.sandbox:
+            async with serving(task, gate, self.gateway) as agent_env:
+                await self._run(*self.command(agent_env, run_dir), run_dir, gate, None)
+            return
+        egress = Egress(self.egress)
+        # the tool server, then a relay per loopback destination, then the proxy
+        ports = [0, *egress.relay_ports, *([0] if egress.needs_proxy else [])]
+        with AgentNetwork(ports) as network:
+            relays = network.sockets[1:1 + len(egress.relay_ports)]
+            proxy = network.sockets[-1] if egress.needs_proxy else None
+            async with serving(task, gate, self.gateway, network) as agent_env:
+                try:
+                    agent_env.update(await egress.start(relays, proxy))
+                    argv, environment = self.command(agent_env, run_dir)
+
+                    def enter() -> None:
+                        die_with_parent()
+                        network.enter()
+
+                    await self._run(argv, environment, run_dir, gate, enter)
+                finally:
+                    await egress.close()
+                    if egress.refused:
+                        gate.think("egress refused to the agent: "
+                                   + ", ".join(dict.fromkeys(egress.refused)))
+
+    async def _run(self, argv: list[str], environment: dict[str, str], run_dir: Path,
+                   gate: ToolGate, preexec: Callable[[], None] | None) -> None:
+        with (run_dir / "agent.log").open("ab") as log:
+            proc = await asyncio.create_subprocess_exec(
+                *argv, env=environment, stdout=log, stderr=asyncio.subprocess.STDOUT,
+                stdin=asyncio.subprocess.DEVNULL, start_new_session=True,
+                cwd="/tmp" if self.sandbox else None,
+                # the sandbox ends when we do, even killed: its unshare dies with us, and
+                # its namespace with its unshare
+                preexec_fn=preexec)
+        try:
+            code = await proc.wait()
+            if code != 0:
+                gate.think(f"external agent exited with status {code}")
+        finally:
+            await _stop(proc)
+
+
+# What of a source checkout an agent's command may show: the package (shown anyway, for the
+# client), the examples and agent images, and virtualenvs; the rest (manifests, the catalog,
+# the tests' corpora of reports) says what each scenario is.
+CHECKOUT_SHOWABLE = ("operator", "examples", "agent-images")
+
+
+def _shows_answers(path: Path, run_dir: Path | None) -> bool:
+    """Whether showing ``path`` (resolved) shows any of the benchmark's answers: a path in a
+    place that holds them shows part, a path that holds one shows all."""
+    places = [cache_dir(), scenarios_root(), runs_dir(), campaigns_dir(),
+              *([run_dir.parent] if run_dir is not None else [])]
+    for place in (p.resolve() for p in places):
+        if path.is_relative_to(place) or place.is_relative_to(path):
+            return True
+    checkout = PACKAGE.parents[1]
+    if (checkout / "scenarios").is_dir() and path.is_relative_to(checkout):
+        inside = path.relative_to(checkout)
+        if not inside.parts:
+            return True
+        top = checkout / inside.parts[0]
+        return inside.parts[0] not in CHECKOUT_SHOWABLE and not (top / "pyvenv.cfg").exists()
+    return False
 
 
 def _existing(arg: str) -> Path | None:

@@ -120,7 +120,7 @@ def _run(args: argparse.Namespace) -> int:
         if args.agent == "external":
             agent: Agent = ExternalAgent(command, sandbox=args.agent_sandbox == "on",
                                          paths=args.agent_path, env_names=args.agent_env,
-                                         gateway=gateway)
+                                         gateway=gateway, egress=args.agent_egress)
         elif command:
             raise ValueError(f"a command is only taken by --agent external, not {args.agent}")
         elif args.agent == "listen":
@@ -366,6 +366,12 @@ def parser() -> argparse.ArgumentParser:
                           help="a variable of this environment the agent is given, say a model"
                                " gateway's key (repeatable); its model calls are then"
                                " self-reported")
+    external.add_argument("--agent-egress", action="append", default=[], metavar="HOST:PORT",
+                          help="a destination the sandboxed agent may reach besides its tool"
+                               " server, say api.openai.com:443 (through a proxy in its"
+                               " HTTPS_PROXY) or 127.0.0.1:8080 (relayed at that address);"
+                               " repeatable. Without it, its network holds the tool server"
+                               " and nothing else")
     external.add_argument("--meter", default=None, metavar="PROVIDER",
                           help="meter the agent's model calls: it gets OPENAI_BASE_URL and"
                                " OPENAI_API_KEY of a proxy on the tool server that forwards to"

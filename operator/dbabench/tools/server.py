@@ -30,7 +30,8 @@ from __future__ import annotations
 import asyncio
 import hmac
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -85,7 +86,10 @@ class ThoughtEvent(Model):
 
 
 class ModelEvent(Model):
-    model: str = Field(min_length=1)
+    # a model the price table knows, which is all the gate records: the cap only spares the
+    # refusal from echoing a megabyte
+    model: str = Field(min_length=1, max_length=200)
+    # bounded per call (MAX_TOKENS_PER_CALL): past it, a 422 naming the field
     usage: Usage
     text: str | None = None
 
@@ -246,13 +250,17 @@ def make_app(gate: ToolGate, task: AgentTask, token: str,
 @asynccontextmanager
 async def serve(gate: ToolGate, task: AgentTask, token: str, host: str = "127.0.0.1",
                 port: int = 0, gateway: Gateway | None = None,
-                own_agent: bool = False) -> AsyncIterator[str]:
-    """Serve the gate on ``host`` only (port 0: a free one) and yield the base URL."""
+                own_agent: bool = False,
+                sockets: Sequence[socket.socket] = ()) -> AsyncIterator[str]:
+    """Serve the gate on ``host`` only (port 0: a free one) and on the listening ``sockets``
+    (an agent's own network, env.netns), and yield the base URL on ``host``."""
     runner = web.AppRunner(make_app(gate, task, token, gateway, own_agent),
                            shutdown_timeout=SHUTDOWN_TIMEOUT_SECONDS)
     await runner.setup()
     try:
         await web.TCPSite(runner, host, port).start()
+        for sock in sockets:
+            await web.SockSite(runner, sock).start()
         bound_port = runner.addresses[0][1]
         netloc = f"[{host}]" if ":" in host else host
         yield f"http://{netloc}:{bound_port}"
