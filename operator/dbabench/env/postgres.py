@@ -226,18 +226,21 @@ class PostgresInstance:
             proc = procs.spawn("postgres", sandbox.server(argv, home=self.home,
                                                           user=SUPERUSER, hidden=SANDBOX_HIDDEN),
                                log=self.home / "postmaster.out", environment=POSTMASTER_ENV,
-                               stop_signal=signal.SIGQUIT, execs=argv[0])
+                               stop_signal=signal.SIGQUIT)
+            # the postmaster is the first process of its namespace: unshare's child
+            pid = procs.follow_child(proc, argv0=argv[0])
         else:
             proc = procs.spawn("postgres", argv, log=self.home / "postmaster.out",
                                environment=POSTMASTER_ENV, as_postgres=True,
                                stop_signal=signal.SIGQUIT)
-        self.pid = proc.pid
+            pid = proc.pid
+        self.pid = pid
         deadline = time.monotonic() + timeout
         last_error: Exception | None = None
         while time.monotonic() < deadline:
-            if proc.poll() is not None:
+            if pid is None or proc.poll() is not None:
                 self.pid = None
-                procs.forget(proc.pid)
+                procs.stop(pid if pid is not None else proc.pid)
                 procs.check_open("starting postgres")
                 raise PostgresError(f"postgres exited with {proc.returncode} during start-up: "
                                     f"{self.startup_output()}")

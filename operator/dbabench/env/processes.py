@@ -239,6 +239,32 @@ class ProcessTable:
             self._popen[proc.pid] = proc
             return proc
 
+    def follow_child(self, proc: subprocess.Popen[bytes], *, argv0: str,
+                     timeout: float = 10.0) -> int | None:
+        """Record, in place of ``proc`` (an ``unshare --fork`` that waits for its namespace's
+        first process), that only child: signals go to it, and reaping ``proc`` counts its
+        CPU. None if ``proc`` ended before it had one."""
+        children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                found = children.read_text().split()
+            except OSError:
+                found = []
+            if found:
+                break
+            if proc.poll() is not None or time.monotonic() > deadline:
+                return None
+            time.sleep(0.002)
+        child = int(found[0])
+        with self._lock:
+            for record in self.records:
+                if record.pid == proc.pid:
+                    record.pid, record.argv0 = child, argv0
+            self._popen[child] = self._popen.pop(proc.pid)
+            self._save()
+        return child
+
     def adopt(self, name: str, start: Callable[[], int], *, argv0: str,
               reap: Callable[[int], float]) -> int:
         """Record, like ``spawn``, a process that another of ours starts and reaps (a fork

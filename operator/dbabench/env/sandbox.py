@@ -9,10 +9,10 @@ only the paths its owner declares: the server its instance directory, the agent 
 and task file. No run directory, checkout, snapshot store, golden or other run exists in
 there, and the harness's environment does not either.
 
-util-linux's ``unshare`` without ``--fork``, ``chroot`` and ``setpriv`` all exec in place, so
-a server's recorded pid is the postmaster's and a signal to it is a shutdown mode, as for an
-unsandboxed server. An agent also gets a pid namespace: when it ends, or is stopped, every
-process it started ends with it, ``setsid`` or not.
+Each also gets a pid namespace: when its first process ends, or is stopped, every process it
+started ends with it, ``setsid`` or not. A server's first process is the postmaster itself
+(``chroot`` and ``setpriv`` exec in place), so its recorded pid takes a shutdown mode as an
+unsandboxed one does; an agent's is a small init that forwards SIGTERM.
 """
 
 from __future__ import annotations
@@ -87,10 +87,16 @@ def available(user: str | None = None) -> str | None:
 
 def server(argv: list[str], *, home: Path, user: str, hidden: tuple[str, ...] = ()) -> list[str]:
     """The postmaster ``argv`` as a command that runs it sandboxed as ``user``, seeing its
-    instance directory ``home`` read-write, except the ``hidden`` files in it."""
+    instance directory ``home`` read-write, except the ``hidden`` files in it.
+
+    The postmaster is the first process of a pid namespace of its own, as in a container:
+    nothing it runs (a program of ``archive_command``, ``COPY ... PROGRAM``) can signal a
+    process outside it, and when it exits the kernel ends everything left inside, ``setsid``
+    daemons too. ``unshare`` waits for it; its pid is the one to signal
+    (ProcessTable.follow_child)."""
     view = View(writable=[home], hidden=[home / name for name in hidden])
-    return ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c",
-            _script(view, user, argv)]
+    return ["unshare", "--mount", "--propagation", "private", "--pid", "--fork", "--kill-child",
+            "--", "sh", "-c", _script(view, user, argv)]
 
 
 def agent(argv: list[str], *, view: View, user: str = AGENT_USER) -> list[str]:

@@ -130,6 +130,9 @@ class SnapshotStore:
             if not _mounted(self.root):
                 if not self.image.exists():
                     self._make_image()
+                # the image holds every golden, credentials included: a reader of the file
+                # reads them, whatever the modes inside say (an image made before was 0644)
+                self.image.chmod(0o600)
                 _run(["mount", "-o", "loop,noatime", str(self.image), str(self.root)])
             holders.append(os.getpid())
             self._write_holders(holders)

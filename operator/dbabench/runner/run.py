@@ -78,6 +78,8 @@ def new_run_dir(root: Path, scenario: str, agent: str) -> Path:
     agent = re.sub(r"[^A-Za-z0-9._-]+", "-", agent)
     run_dir = root / f"{scenario}-{agent}-{stamp}-{secrets.token_hex(3)}"
     run_dir.mkdir(parents=True)
+    # the run's manifest, credentials and records are the harness's alone
+    run_dir.chmod(0o700)
     return run_dir
 
 
