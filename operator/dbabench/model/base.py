@@ -8,7 +8,9 @@ class Model(BaseModel):
     """Kubernetes-style camelCase on the wire, snake_case in Python; unknown fields are errors.
 
     Unknown fields are rejected because a misspelt key in a scenario (``manifestation`` vs
-    ``manifestations``) would otherwise silently drop a check.
+    ``manifestations``) would otherwise silently drop a check. No float is infinite or NaN: an
+    agent's ``1e400`` for a duration or a count must be refused where it arrives, not raise
+    in the arithmetic that grades it.
     """
 
     model_config = ConfigDict(
@@ -16,6 +18,7 @@ class Model(BaseModel):
         populate_by_name=True,
         extra="forbid",
         frozen=False,
+        allow_inf_nan=False,
     )
 
 
@@ -26,4 +29,5 @@ class Record(Model):
     older record is brought forward by its model's migration (a ``mode="before"`` validator
     keyed on its ``version``)."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore",
+                              allow_inf_nan=False)

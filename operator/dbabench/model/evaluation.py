@@ -91,10 +91,12 @@ class EfficiencyResult(Record):
 
 
 class IntegrityFinding(Record):
-    kind: Literal["refused", "cost", "steering"] = Field(
+    kind: Literal["refused", "cost", "steering", "grading"] = Field(
         description="refused: a call that went for the harness (the trace says); cost: usage"
                     " that cannot be priced; steering: an object made to steer the verifier"
-                    " (the database says, at grading)")
+                    " (the database says, at grading); grading: a stage that reads the"
+                    " agent's records (report, trace, usage) failed on them, with the"
+                    " exception's type and message")
     trace_seq: int | None = None
     detail: str
 

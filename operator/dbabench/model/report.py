@@ -88,16 +88,32 @@ class ObjectRef(Model):
                                        or schema == their_schema)
 
 
+# Bounds on what only people read. The body of POST /v1/report is capped at 1 MiB, but a model
+# agent hands its report to the gate directly and a report is kept, shown in every run page and
+# read back by rescore: each field gets a cap well past any honest report (the scripted agents'
+# longest statement is ~2,500 characters, a reply is a few thousand tokens) and far below what
+# would make a page or a ConfigMap unwieldy.
+MAX_TEXT_CHARS = 20_000
+MAX_NOTE_CHARS = 5_000
+MAX_NAME_CHARS = 100
+MAX_ENTRIES = 100
+MAX_TRACE_SEQ = 10**9
+"""Past any trace: a run's budget allows hundreds of calls, not 10**9."""
+
+
 class Evidence(Model):
-    tool: str = Field(description="the tool whose observation shows it")
-    observation: str = Field(description="what was seen, quoted or summarised")
-    trace_seq: int | None = Field(default=None, description="seq of the trace event, if known")
+    tool: str = Field(max_length=MAX_NAME_CHARS,
+                      description="the tool whose observation shows it")
+    observation: str = Field(max_length=MAX_TEXT_CHARS,
+                             description="what was seen, quoted or summarised")
+    trace_seq: int | None = Field(default=None, ge=0, le=MAX_TRACE_SEQ,
+                                  description="seq of the trace event, if known")
 
 
 class Action(Model):
-    description: str
-    tool: str | None = None
-    statement: str | None = None
+    description: str = Field(max_length=MAX_NOTE_CHARS)
+    tool: str | None = Field(default=None, max_length=MAX_NAME_CHARS)
+    statement: str | None = Field(default=None, max_length=MAX_TEXT_CHARS)
 
 
 REPORT_VERSION = 2
@@ -134,10 +150,12 @@ class Report(Model):
         default_factory=list, max_length=20,
         description="other links of the causal chain, ids of the same vocabulary; every one"
                     " that is not true of the incident counts against the diagnosis")
-    evidence: list[Evidence] = Field(default_factory=list)
-    actions: list[Action] = Field(default_factory=list)
-    verification: str = Field(default="", description="how the fix was checked to hold")
-    narrative: str = Field(default="", description="free text for people; never scored")
+    evidence: list[Evidence] = Field(default_factory=list, max_length=MAX_ENTRIES)
+    actions: list[Action] = Field(default_factory=list, max_length=MAX_ENTRIES)
+    verification: str = Field(default="", max_length=MAX_NOTE_CHARS,
+                              description="how the fix was checked to hold")
+    narrative: str = Field(default="", max_length=MAX_TEXT_CHARS,
+                           description="free text for people; never scored")
     # the record's version, not the agent's business: not in the schema it is shown
     version: SkipJsonSchema[int] = REPORT_VERSION
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from dbabench.model.base import Record
 from dbabench.model.report import Report
@@ -38,10 +38,24 @@ class StatementInfo(Record):
                              description="server paths it names as constants (file_access)")
 
 
+MAX_TOKENS_PER_CALL = 10**9
+"""The most tokens of one kind a single model call may claim. The largest context windows on
+offer are ~10**7 tokens, so no honest call comes within a hundredfold of it; and at it, a call
+at the table's dearest prices ($15 and $75 per million) costs ~$10**5, so even 10**6 such calls
+sum to ~10**11 USD, far inside a float. An agent's (or a gateway's) number past it is not a
+measurement: before the bound, ``input_tokens = 10**400`` overflowed the cost arithmetic at
+grading and the run, heading for a fail, got no verdict."""
+
+
 class Usage(Record):
-    input_tokens: int = Field(default=0, ge=0)
-    cached_input_tokens: int = Field(default=0, ge=0, description="part of input_tokens")
-    output_tokens: int = Field(default=0, ge=0)
+    # the numbers come from agents (POST /v1/events/model) and from gateways' replies: both
+    # are input, and NaN or infinity is never a count
+    model_config = ConfigDict(allow_inf_nan=False)  # merged with Record's
+
+    input_tokens: int = Field(default=0, ge=0, le=MAX_TOKENS_PER_CALL)
+    cached_input_tokens: int = Field(default=0, ge=0, le=MAX_TOKENS_PER_CALL,
+                                     description="part of input_tokens")
+    output_tokens: int = Field(default=0, ge=0, le=MAX_TOKENS_PER_CALL)
 
     @model_validator(mode="after")
     def _cached_within_input(self) -> "Usage":
@@ -55,11 +69,25 @@ class Usage(Record):
     @classmethod
     def from_openai(cls, usage: dict[str, Any]) -> Usage:
         """From a chat-completions reply's ``usage`` (OpenAI's names, which every compatible
-        server uses)."""
-        details = usage.get("prompt_tokens_details") or {}
+        server uses). Raises ValidationError (a ValueError) for counts that are no counts:
+        negative, fractional, not numbers, past MAX_TOKENS_PER_CALL."""
+        details = usage.get("prompt_tokens_details")
+        details = details if isinstance(details, dict) else {}
         return cls(input_tokens=usage.get("prompt_tokens") or 0,
                    cached_input_tokens=details.get("cached_tokens") or 0,
                    output_tokens=usage.get("completion_tokens") or 0)
+
+    @classmethod
+    def reported(cls, usage: Any) -> Usage | None:
+        """What a gateway's reply says was used, or None where it says nothing a count could
+        be read from (absent, malformed, out of bounds): such a call is unmeasured, never a
+        crash of the meter, since a broken or hostile gateway is input like an agent."""
+        if not isinstance(usage, dict):
+            return None
+        try:
+            return cls.from_openai(usage)
+        except ValueError:  # pydantic's ValidationError among them
+            return None
 
 
 FailureClass = Literal["api-error", "output-limit", "empty-response", "invalid-step",

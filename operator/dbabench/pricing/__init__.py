@@ -14,17 +14,26 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from dbabench.model.base import Model
 from dbabench.model.trace import Usage
 from dbabench.yamltext import load_yaml
 
 
+MAX_PRICE_PER_MILLION = 10_000.0
+"""Over a hundredfold the dearest list price. With usage bounded per call (Usage), a call costs
+at most ~$10**7 at it, so a cost summed over any number of calls a run can make stays a finite
+float: no verdict is NaN or infinite."""
+
+
 class Price(Model):
-    input: float = Field(ge=0)
-    cached_input: float = Field(ge=0)
-    output: float = Field(ge=0)
+    # a table's typo (.inf) fails loading, the harness's own error, not a run's grading
+    model_config = ConfigDict(allow_inf_nan=False)  # merged with Model's
+
+    input: float = Field(ge=0, le=MAX_PRICE_PER_MILLION)
+    cached_input: float = Field(ge=0, le=MAX_PRICE_PER_MILLION)
+    output: float = Field(ge=0, le=MAX_PRICE_PER_MILLION)
 
 
 FREE = Price(input=0, cached_input=0, output=0)

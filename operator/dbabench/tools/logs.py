@@ -27,7 +27,8 @@ class ReadLogArgs(Model):
         description="required: postgresql (the database server's log) or business (the"
                     " application's log of its requests)")
     tail: int = Field(default=50, ge=1, le=500, description="return the last N matching lines")
-    since_seconds: float | None = Field(default=None, gt=0,
+    # a run lasts minutes; a month bounds it far from timedelta's overflow
+    since_seconds: float | None = Field(default=None, gt=0, le=30 * 86_400,
                                         description="only records of the last N seconds")
     min_level: str | None = Field(default=None, description="postgresql: e.g. WARNING")
     pattern: str | None = Field(default=None,

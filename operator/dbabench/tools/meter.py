@@ -135,7 +135,7 @@ class Meter:
         asked_usage = isinstance(options, dict) and options.get("include_usage") is True
         body = {**body, "stream_options": {**(options if isinstance(options, dict) else {}),
                                            "include_usage": True}}
-        usage: dict[str, Any] | None = None
+        usage: Any = None
         text: list[str] = []
         try:
             async with self.http.stream("POST", "/chat/completions", json=body) as upstream:
@@ -170,8 +170,10 @@ class Meter:
         except httpx.TransportError as e:
             return _refusal(502, f"the gateway did not answer: {type(e).__name__}", "gateway")
 
-    def _record(self, model: str, price: Price, usage: dict[str, Any] | None, text: str) -> None:
-        measured = Usage.from_openai(usage) if isinstance(usage, dict) else None
+    def _record(self, model: str, price: Price, usage: Any, text: str) -> None:
+        # the gateway's numbers are read as warily as an agent's: ones that are no counts
+        # (past the bound, negative, not numbers) leave the call unmeasured, as no usage does
+        measured = Usage.reported(usage)
         if measured is not None:
             self.spent_usd += cost_usd(price, measured)
         self.gate.model_call(model, measured, text or None, metered=True)
@@ -232,7 +234,8 @@ def _said(choices: Any, part: str) -> list[str]:
             continue
         if isinstance(said.get("content"), str):
             texts.append(said["content"])
-        for call in said.get("tool_calls") or []:
+        calls = said.get("tool_calls")
+        for call in calls if isinstance(calls, list) else []:  # a gateway's shape is not given
             function = call.get("function") if isinstance(call, dict) else None
             if isinstance(function, dict) and function.get("name"):
                 texts.append(f"[calls {function['name']}]")
