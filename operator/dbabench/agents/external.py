@@ -38,6 +38,7 @@ from pathlib import Path
 
 import dbabench
 from dbabench.env import sandbox
+from dbabench.errors import BadInput
 from dbabench.env.egress import Destination, Egress
 from dbabench.env.netns import AgentNetwork
 from dbabench.env.processes import die_with_parent
@@ -112,6 +113,17 @@ class ExternalAgent:
         self.paths = [Path(p).resolve() for p in paths]
         self.env_names = list(env_names)
         self.name = "external"
+        if sandbox:
+            # refused before anything is provisioned (the run's own siblings once it has one)
+            self._check_shown(_command_paths([_absolute(arg) for arg in argv]) + self.paths, None)
+
+    @staticmethod
+    def _check_shown(shown: list[Path], run_dir: Path | None) -> None:
+        answers = [str(p) for p in shown if _shows_answers(p.resolve(), run_dir)]
+        if answers:
+            raise BadInput(f"the agent would see {', '.join(answers)}, which hold the"
+                           " benchmark's manifests, runs, records or snapshots: name other"
+                           " paths")
 
     def command(self, agent_env: dict[str, str],
                 run_dir: Path | None = None) -> tuple[list[str], dict[str, str]]:
@@ -121,11 +133,7 @@ class ExternalAgent:
             return self.argv, {**os.environ, **agent_env}
         argv = [_absolute(arg) for arg in self.argv]
         shown = _command_paths(argv) + self.paths
-        answers = [str(p) for p in shown if _shows_answers(p.resolve(), run_dir)]
-        if answers:
-            raise ValueError(f"the agent would see {', '.join(answers)}, which hold the"
-                             " benchmark's manifests, runs, records or snapshots: name other"
-                             " paths")
+        self._check_shown(shown, run_dir)
         task_file = Path(agent_env["DBABENCH_TASK_FILE"])
         agent_user = pwd.getpwnam(sandbox.AGENT_USER)
         for path in (task_file.parent, task_file):
