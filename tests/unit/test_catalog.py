@@ -10,6 +10,7 @@ from typing import Any
 from dbabench.evaluate import diagnosis_doc
 from dbabench.evaluate.complexity import unsignalled
 from dbabench.policy import REFUSED, classify
+from dbabench.policy.reach import setting_reach
 from dbabench.scenario import catalog, difficulty
 from dbabench.scenario.loader import discover, scenarios_root
 
@@ -43,22 +44,28 @@ def test_stored_difficulty_is_of_the_manifests_as_they_are() -> None:
         " `make catalog`, and commit both files")
 
 
-def _agent_sql(node: Any) -> Iterator[str]:
-    """The SQL of every execute_sql call in a manifest's agent-side steps."""
+def _agent_calls(node: Any, tool: str) -> Iterator[dict[str, Any]]:
+    """The arguments of every call of ``tool`` in a manifest's agent-side steps."""
     if isinstance(node, dict):
-        if node.get("tool") == "execute_sql" and isinstance(node.get("args"), dict):
-            yield node["args"]["sql"]
+        if node.get("tool") == tool and isinstance(node.get("args"), dict):
+            yield node["args"]
         for value in node.values():
-            yield from _agent_sql(value)
+            yield from _agent_calls(value, tool)
     elif isinstance(node, list):
         for item in node:
-            yield from _agent_sql(item)
+            yield from _agent_calls(item, tool)
+
+
+def _agent_sql(node: Any) -> Iterator[str]:
+    """The SQL of every execute_sql call in a manifest's agent-side steps."""
+    return (args["sql"] for args in _agent_calls(node, "execute_sql"))
 
 
 def test_every_scripted_agent_statement_passes_the_policy() -> None:
     # A reference the gate refuses is no fix; a decoy whose YAML broke its SQL (an unquoted
-    # comma in a flow mapping) fails for the wrong reason.
-    refused = []
+    # comma in a flow mapping) fails for the wrong reason. The config tool's settings are
+    # held to the policy as the gate holds them (ALTER SYSTEM SET by another route).
+    refused, settings = [], set()
     for name, (_, scenario) in discover(scenarios_root()).items():
         spec = scenario.spec.model_dump(mode="json", by_alias=True)
         for key in ("reference", "alternatives", "decoy", "verification", "referencePath"):
@@ -66,4 +73,15 @@ def test_every_scripted_agent_statement_passes_the_policy() -> None:
                 classes = {c for st in classify(text) for c in st.classes} & REFUSED
                 if classes:
                     refused.append(f"{name} {key}: {sorted(classes)} {text[:80]!r}")
+            for args in _agent_calls(spec.get(key), "manage_instance"):
+                if args.get("action") != "config_set":
+                    continue
+                settings.add(args["name"])
+                classes = {c.value for c in setting_reach(args["name"], str(args["value"]))}
+                if classes & REFUSED:
+                    refused.append(f"{name} {key}: {sorted(classes)} config_set"
+                                   f" {args['name']}={args['value']!r}")
     assert not refused, "\n".join(refused)
+    # the settings that run programs or load code are among those held to it
+    assert {"archive_command", "shared_preload_libraries",
+            "session_preload_libraries"} <= settings, settings

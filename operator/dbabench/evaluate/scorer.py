@@ -20,7 +20,7 @@ PACKAGE = Path(dbabench.__file__).resolve().parent
 SOURCES = ("evaluate/diagnosis.py", "evaluate/safety.py", "evaluate/evaluator.py",
            "evaluate/efficiency.py", "evaluate/predicates.py", "evaluate/integrity.py",
            "evaluate/conduct.py", "policy/classify.py", "policy/classes.py", "policy/reach.py",
-           "model/taxonomy.yaml", "pricing/prices.yaml")
+           "policy/nodes.py", "policy/walk.py", "model/taxonomy.yaml", "pricing/prices.yaml")
 
 
 @functools.cache

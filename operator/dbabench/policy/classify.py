@@ -35,8 +35,8 @@ from dbabench.policy.classes import (
     REFUSED,
     StatementClass,
 )
-from dbabench.policy.nodes import parse_sql
-from dbabench.policy.reach import Reach
+from dbabench.policy.nodes import TooDeep, parse_sql
+from dbabench.policy.reach import BOOTSTRAP_SUPERUSER, ESCALATING_ROLE_ATTRIBUTES, Reach
 from dbabench.policy.walk import Ancestor, Skip, Walk, base_name, walk
 
 __all__ = ["HARNESS_ACCESS", "OBSERVATIONAL", "REFUSED", "StatementClass", "classify",
@@ -83,12 +83,10 @@ _LIGHT_ALTER_TABLE = frozenset({
     AlterTableType.AT_AttachPartition, AlterTableType.AT_DetachPartitionFinalize,
 })
 
-_ESCALATING_ROLE_OPTIONS = frozenset({"superuser", "createrole", "bypassrls", "replication"})
-
-# Membership in these reaches the server's files, programs or every table; "postgres" is the
-# bootstrap superuser of the clusters the benchmark builds.
+# Membership in these reaches the server's files, programs or every table.
 _POWERFUL_ROLES = frozenset({
-    "postgres", "pg_read_server_files", "pg_write_server_files", "pg_execute_server_program",
+    BOOTSTRAP_SUPERUSER, "pg_read_server_files", "pg_write_server_files",
+    "pg_execute_server_program",
     "pg_read_all_data", "pg_write_all_data",
 })
 
@@ -132,13 +130,25 @@ _COMPARISONS: dict[str, Callable[[Any, Any], bool]] = {
 
 def classify(sql: str) -> list[StatementInfo]:
     """One StatementInfo per statement of ``sql``, in order. Never raises: SQL PostgreSQL's
-    grammar rejects comes back as a single ``unparseable`` statement."""
+    grammar rejects, or nested deeper than the walk can follow (a body's body's body...),
+    comes back as a single ``unparseable`` statement."""
     try:
         parsed = parse_sql(sql)
+        return [_classify_statement(_source_slice(sql, raw), raw.stmt) for raw in parsed
+                if raw.stmt is not None]
     except (PglastError, ValueError) as e:
-        return [StatementInfo(text=sql.strip(), classes=[C.unparseable.value], error=str(e))]
-    return [_classify_statement(_source_slice(sql, raw), raw.stmt) for raw in parsed
-            if raw.stmt is not None]
+        return [_unparseable(sql, str(e))]
+    except RecursionError as e:
+        # pglast's ast, PL/pgSQL's JSON and the bodies inside bodies are read recursively:
+        # what is too deep for that is refused, never an error of the gate
+        return [_unparseable(sql, str(e) if isinstance(e, TooDeep) else _TOO_DEEP)]
+
+
+_TOO_DEEP = "nested deeper than the gate can follow to judge it"
+
+
+def _unparseable(sql: str, error: str) -> StatementInfo:
+    return StatementInfo(text=sql.strip(), classes=[C.unparseable.value], error=error)
 
 
 def is_mutating(infos: Iterable[StatementInfo]) -> bool:
@@ -370,7 +380,7 @@ class _Walker(Walk):
     def visit_CreateRoleStmt(self, ancestors: Ancestor,
                              node: ast.CreateRoleStmt | ast.AlterRoleStmt) -> None:
         self._add(C.privilege)
-        if any(d.defname in _ESCALATING_ROLE_OPTIONS and _is_on(d) for d in node.options or ()):
+        if any(d.defname in ESCALATING_ROLE_ATTRIBUTES and _is_on(d) for d in node.options or ()):
             self._add(C.privilege_escalation)
 
     visit_AlterRoleStmt = visit_CreateRoleStmt

@@ -11,7 +11,7 @@ without a dict in it for a list). Every other value, which only code building tr
 passes (dicts, lists, names or numbers of enum members, wrong types), goes to pglast's own method, errors included. The trees are the same, value
 for value and type for type; ``tests/unit/test_policy_nodes.py`` holds them to it over every
 SQL text of the library. The policy parses through ``parse_sql`` here, so the table is in
-place before its first tree.
+place before its first tree, and no text deeper than ``MAX_NESTING`` reaches pglast.
 """
 
 from __future__ import annotations
@@ -19,9 +19,64 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from pglast import ast, enums
-from pglast.parser import parse_sql
+from pglast.parser import parse_sql as _pglast_parse_sql
+from pglast.parser import scan
 
-__all__ = ["PGLAST_SETATTR", "parse_sql"]
+__all__ = ["MAX_NESTING", "PGLAST_SETATTR", "TooDeep", "parse_sql"]
+
+MAX_NESTING = 5_000
+"""The most operators and keywords one statement may hold beyond its bracket depth: a bound on
+how deep its tree can be. PostgreSQL's grammar stops deep brackets itself ("memory
+exhausted"), but a left-deep chain (1+1+...+1, SELECT ... UNION SELECT ...) builds a tree as
+deep as it is long, and libpg_query turns that tree into pglast's recursively in C: ~35,000
+levels of + overflow an 8 MB stack and the process dies (SIGSEGV), where no exception can be
+caught. A DBA's statement holds a few hundred."""
+
+# Tokens that cannot open a level of the tree by themselves: names, constants, separators.
+# Brackets open one each, so they count by depth, not number (a long VALUES list is flat).
+_LEAF_TOKENS = frozenset({
+    "IDENT", "UIDENT", "ICONST", "FCONST", "SCONST", "USCONST", "BCONST", "XCONST", "PARAM",
+    "NULL_P", "TRUE_P", "FALSE_P", "SQL_COMMENT", "C_COMMENT", "ASCII_44", "ASCII_46",
+})
+_OPEN = frozenset({"ASCII_40", "ASCII_91"})  # ( [
+_CLOSE = frozenset({"ASCII_41", "ASCII_93"})  # ) ]
+_END = "ASCII_59"  # ;
+
+
+class TooDeep(RecursionError):
+    """SQL nested deeper than the gate can judge: what the walk would meet as a RecursionError,
+    found before pglast could crash on it."""
+
+
+def parse_sql(text: str) -> tuple[ast.RawStmt, ...]:
+    """pglast's ``parse_sql``, once ``text`` is known to be shallow enough for it. Raises
+    TooDeep (a RecursionError) beside pglast's own errors."""
+    # every counted token is at least one character, so a short text needs no scan
+    if len(text) > MAX_NESTING:
+        _check_nesting(text)
+    parsed: tuple[ast.RawStmt, ...] = _pglast_parse_sql(text)
+    return parsed
+
+
+def _check_nesting(text: str) -> None:
+    counted = depth = deepest = 0
+    for token in scan(text):
+        name = token.name
+        if name in _LEAF_TOKENS:
+            continue
+        if name in _OPEN:
+            depth += 1
+            deepest = max(deepest, depth)
+        elif name in _CLOSE:
+            depth -= 1
+        elif name == _END:
+            counted = deepest = depth = 0
+        else:
+            counted += 1
+        if counted + deepest > MAX_NESTING:
+            raise TooDeep(f"a statement holds more than {MAX_NESTING} operators and keywords"
+                          " beyond its bracket depth, which can nest it too deep to judge;"
+                          " split it")
 
 PGLAST_SETATTR = ast.Node.__setattr__
 """pglast's own method: the fallback, and the reference the tests compare with."""

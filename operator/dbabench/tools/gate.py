@@ -30,7 +30,7 @@ from dbabench.model.trace import (AgentOutcome, FailureClass, SessionInfo, State
                                   TraceEvent, Usage)
 from dbabench.model.workload import Server
 from dbabench import policy
-from dbabench.policy.reach import leaves
+from dbabench.policy.reach import leaves, setting_reach
 from dbabench.pricing import load_prices
 from dbabench.tools import bounds, knowledge, logs, metrics
 from dbabench.tools.bounds import clip_text
@@ -220,6 +220,16 @@ class ToolGate:
     async def _manage_instance(self, args: dict[str, Any], extra: dict[str, Any]) -> tuple[Any, bool]:
         parsed: ManageInstanceArgs = self._parse(ManageInstanceArgs, args)
         extra["mutating"] = parsed.action in MUTATING_INSTANCE_ACTIONS
+        if parsed.action == "config_set":
+            # ALTER SYSTEM SET by another route: held to what the SQL of it would be
+            assert parsed.name is not None and parsed.value is not None
+            refused = sorted(c.value for c in setting_reach(parsed.name, parsed.value)
+                             if c.value in self.refuse)
+            if refused:
+                extra["refused"] = refused
+                extra["harness_access"] = bool(set(refused) & policy.HARNESS_ACCESS)
+                raise ToolError(_refusal(refused, [StatementInfo(
+                    text=f"config_set {parsed.name} = {parsed.value!r}", classes=refused)]))
         if parsed.action in ("stop", "restart") and parsed.server in self.sql:
             await self.sql.pop(parsed.server).close()
         return await manage_instance(self.ctx, parsed), False
@@ -362,15 +372,25 @@ _REFUSAL_REASONS = {
     "file_access": "reads or writes the server's files by path (COPY to or from a file,"
                    " pg_read_file, pg_ls_dir, lo_import/lo_export, file_fdw, adminpack);"
                    " read_log reads the server's log",
-    "program_execution": "runs a program or native code inside the server (COPY ... PROGRAM,"
-                         " LOAD of a path, C, internal or untrusted languages)",
+    "program_execution": "runs a program or native code inside the server, or connects out"
+                         " (COPY ... PROGRAM, LOAD of a path, C, internal or untrusted"
+                         " languages; a shell command other than an archive command's test,"
+                         " mkdir and cp of %p, or a library given by path, in archive_command,"
+                         " restore_command and the other *_command settings,"
+                         " *_preload_libraries, archive_library or dynamic_library_path at"
+                         " any layer; a subscription); RESET them instead",
     "untrusted_code": "brings code or connections the gate cannot read (an extension outside"
                       " the allow-list, dblink, a foreign data wrapper, server or table)",
     "dynamic_sql": "runs SQL built at run time (EXECUTE of a string in PL/pgSQL,"
                    " query_to_xml, ts_stat); write each statement out so it can be checked",
     "lexer_setting": "changes how the server reads SQL text (standard_conforming_strings,"
                      " client_encoding, backslash_quote)",
-    "unparseable": "is not valid PostgreSQL 15 SQL",
+    "role_escalation": "gives a role LOGIN, a PASSWORD, a SUPERUSER-like attribute"
+                       " (SUPERUSER, CREATEROLE, CREATEDB, REPLICATION, BYPASSRLS) or"
+                       " membership in another role (IN ROLE, GRANT role TO role, ALTER GROUP"
+                       " ... ADD USER): a way to work outside this session; VALID UNTIL,"
+                       " CONNECTION LIMIT and object privileges are allowed",
+    "unparseable": "is not valid PostgreSQL 15 SQL, or is nested too deeply to judge",
 }
 
 

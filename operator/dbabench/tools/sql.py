@@ -10,9 +10,11 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import decimal
+import json
 from typing import Any
 
 import psycopg
+from psycopg.types.json import set_json_loads
 from pglast.parser import get_postgresql_version
 from pydantic import Field
 
@@ -85,6 +87,35 @@ def _cell(value: Any, limit: int) -> tuple[Any, bool]:
     return clip_cell(_jsonable(value), limit)
 
 
+MAX_JSON_DEPTH = 100
+"""How deeply nested a json or jsonb value the agent gets as a structure; a deeper one comes as
+its text. Every step after the load (cells, bounds, the trace) reads the structure
+recursively, and a value the server nests thousands deep (it allows that) was a RecursionError
+that ended the call, and the run, as the harness's failure."""
+
+
+def _json_loads(data: str | bytes) -> Any:
+    text = data.decode() if isinstance(data, (bytes, bytearray, memoryview)) else data
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        return text
+    return value if _json_depth(value) <= MAX_JSON_DEPTH else text
+
+
+def _json_depth(value: Any) -> int:
+    deepest, todo = 0, [(value, 1)]
+    while todo:
+        item, depth = todo.pop()
+        if isinstance(item, (list, dict)):
+            deepest = max(deepest, depth)
+            if deepest > MAX_JSON_DEPTH:
+                break
+            todo.extend((v, depth + 1) for v in (item.values() if isinstance(item, dict)
+                                                 else item))
+    return deepest
+
+
 def _sql_error(e: psycopg.Error) -> SqlError:
     diag = e.diag
     return SqlError(sqlstate=e.sqlstate, message=diag.message_primary or str(e).strip(),
@@ -143,6 +174,7 @@ class SqlSession:
             except BaseException:
                 await self.conn.close()
                 raise
+            set_json_loads(_json_loads, self.conn)
             self.conn.add_notice_handler(
                 lambda d: self.notices.append(f"{d.severity}: {d.message_primary}"))
         return self.conn
