@@ -8,6 +8,7 @@ typo, an extension outside the allow-list, a dynamic EXECUTE) only cost the call
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 import psycopg
@@ -46,7 +47,10 @@ def judge_integrity(events: Iterable[TraceEvent], *, unpriced_models: Iterable[s
 # name (and, for a function or operator, the argument types) of one in pg_catalog, which a
 # search_path naming pg_catalog late resolves first (an application-session check runs with
 # the role's own); an event trigger; a rule other than a view's. Read with schema-qualified
-# catalog names, so none of them can hide itself.
+# catalog names, so none of them can hide itself. Also (``shadowing``) a relation or function
+# that a login role's search_path resolves before an application table or function of the same
+# name: views orders_v2.orders over public.orders pass every check of the application's
+# queries while the role's broken path stays.
 _STEERING_OBJECTS = """
 SELECT 'relation ' || n.nspname || '.' || c.relname
   FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
@@ -129,13 +133,113 @@ async def steering_objects(probe: Probe) -> list[str]:
 
 
 async def _steering_in(conn: psycopg.AsyncConnection, database: str) -> list[str]:
-    """The steering objects of ``conn``'s database; none where they cannot be read, as for a
-    database that cannot be reached."""
+    """The steering objects of ``conn``'s database, and the look-alikes that shadow its
+    tables and functions on a login role's search_path; none where they cannot be read, as
+    for a database that cannot be reached."""
     try:
         cur = await conn.execute(_STEERING_OBJECTS)
+        found = [f"{database}: {r[0]}" for r in await cur.fetchall()]
     except psycopg.Error:
         return []
-    return [f"{database}: {r[0]}" for r in await cur.fetchall()]
+    try:
+        found += [f"{database}: {item}" for item in await shadowing(conn)]
+    except psycopg.Error:
+        pass
+    return found
+
+
+# The search_path a new session of each login role gets in this database: the first layer
+# that stores one (role in database, role, database, all roles), else the server's. The
+# verifier's own role is left out: its path is pinned by its startup options.
+_ROLE_SEARCH_PATHS = """
+WITH stored AS (
+  SELECT s.setrole, s.setdatabase, substr(c, strpos(c, '=') + 1) AS value
+    FROM pg_catalog.pg_db_role_setting s, pg_catalog.unnest(s.setconfig) c
+   WHERE pg_catalog.lower(pg_catalog.split_part(c, '=', 1)) = 'search_path'
+     AND s.setdatabase IN (0, (SELECT oid FROM pg_catalog.pg_database
+                                WHERE datname = pg_catalog.current_database())))
+SELECT r.rolname, coalesce(
+    (SELECT value FROM stored WHERE setrole = r.oid AND setdatabase <> 0),
+    (SELECT value FROM stored WHERE setrole = r.oid AND setdatabase = 0),
+    (SELECT value FROM stored WHERE setrole = 0 AND setdatabase <> 0),
+    (SELECT value FROM stored WHERE setrole = 0 AND setdatabase = 0),
+    server.value), server.value
+  FROM pg_catalog.pg_roles r, (SELECT coalesce(
+    (SELECT f.setting FROM pg_catalog.pg_file_settings f
+      WHERE f.name = 'search_path' AND f.applied ORDER BY f.seqno DESC LIMIT 1),
+    (SELECT p.boot_val FROM pg_catalog.pg_settings p WHERE p.name = 'search_path')) AS value
+  ) server
+ WHERE r.rolcanlogin AND r.rolname <> current_user
+   AND pg_catalog.has_database_privilege(r.oid, pg_catalog.current_database(), 'CONNECT')
+ ORDER BY r.rolname
+"""
+
+# The application's tables are those the server's own search_path gives a role (its schema,
+# public). A relation named like one of them (or a partitioned one), or a function with the
+# name and argument types of one of its functions, in a schema that the role's search_path
+# puts before that table's schema, or names while leaving that schema out (a path of only
+# orders_v2 holding views over public's tables), is what an unqualified name in the
+# application's statements, or in a check run in its session, resolves to instead.
+_SHADOWS = """
+WITH path AS (
+  SELECT n.oid, n.nspname, e.pos
+    FROM pg_catalog.unnest(%(early)s::text[]) WITH ORDINALITY AS e(nspname, pos)
+    JOIN pg_catalog.pg_namespace n ON n.nspname = e.nspname),
+reach AS (
+  SELECT n.oid, n.nspname, e.pos
+    FROM pg_catalog.unnest(%(late)s::text[]) WITH ORDINALITY AS e(nspname, pos)
+    JOIN pg_catalog.pg_namespace n ON n.nspname = e.nspname
+   WHERE e.nspname = ANY (%(targets)s::text[]))
+SELECT 'relation', early.nspname || '.' || c.relname, late.nspname || '.' || t.relname
+  FROM path early JOIN pg_catalog.pg_class c ON c.relnamespace = early.oid
+   AND c.relkind IN ('r', 'v', 'm', 'p', 'f')
+  JOIN reach late ON late.pos > early.pos
+  JOIN pg_catalog.pg_class t ON t.relnamespace = late.oid AND t.relname = c.relname
+   AND t.relkind IN ('r', 'p')
+UNION ALL
+SELECT 'function', early.nspname || '.' || p.proname
+       || '(' || pg_catalog.oidvectortypes(p.proargtypes) || ')',
+       late.nspname || '.' || k.proname || '(' || pg_catalog.oidvectortypes(k.proargtypes) || ')'
+  FROM path early JOIN pg_catalog.pg_proc p ON p.pronamespace = early.oid
+  JOIN reach late ON late.pos > early.pos
+  JOIN pg_catalog.pg_proc k ON k.pronamespace = late.oid AND k.proname = p.proname
+   AND k.proargtypes::text = p.proargtypes::text
+"""
+
+
+_PATH_ITEM = re.compile(r'"((?:[^"]|"")*)"|([^,\s][^,]*)')
+
+
+def search_path_schemas(value: str, role: str) -> list[str]:
+    """The schemas of a search_path setting, in order, as PostgreSQL reads it: a list of
+    identifiers (unquoted ones folded to lower case), ``$user`` the role's name; pg_catalog
+    and the session's temporary schema are left out (look-alikes of the catalog are found
+    on their own)."""
+    names = []
+    for match in _PATH_ITEM.finditer(value):
+        quoted, bare = match.groups()
+        name = quoted.replace('""', '"') if quoted is not None else bare.strip().lower()
+        names.append(role if name == "$user" else name)
+    return [n for n in names if n and n not in ("pg_catalog", "pg_temp")]
+
+
+async def shadowing(conn: psycopg.AsyncConnection) -> list[str]:
+    """Relations and functions of ``conn``'s database that a login role's search_path
+    resolves before a table or function of the same name (and argument types) in a schema of
+    the server's own search_path: later in the role's path, or left out of it."""
+    found: set[str] = set()
+    roles = await (await conn.execute(_ROLE_SEARCH_PATHS)).fetchall()
+    for role, value, server in roles:
+        early = search_path_schemas(value or "", role)
+        targets = search_path_schemas(server or "", role)
+        late = early + [name for name in targets if name not in early]
+        if len(late) < 2:
+            continue
+        cur = await conn.execute(_SHADOWS, {"early": early, "late": late, "targets": targets})
+        for kind, early_name, late_name in await cur.fetchall():
+            found.add(f"{kind} {early_name} shadows {late_name} on the search_path of role"
+                      f" {role}")
+    return sorted(found)
 
 
 def new_steering(before: Iterable[str], now: Iterable[str]) -> list[IntegrityFinding]:
