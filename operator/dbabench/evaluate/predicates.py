@@ -148,7 +148,7 @@ async def _sql(pred: SqlPredicate, probe: Probe) -> tuple[bool, Any, str]:
     async with login(dsn) if application else probe.verifier(dsn, pred.timeout_ms) as conn:
         try:
             async with asyncio.timeout(pred.timeout_ms / 1000 if application else None):
-                cur = await conn.execute(pred.sql.encode())
+                cur = await conn.execute(pred.statement.encode())
                 row = await cur.fetchone() if cur.description else None
         except TimeoutError:
             return False, None, f"did not finish within {pred.timeout_ms} ms"

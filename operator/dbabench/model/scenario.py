@@ -125,12 +125,46 @@ class _Predicate(Model):
     description: str = ""
 
 
+# The value of a setting in force for a new session of each login role that may connect to the
+# check's database, as the server picks it: role in database, role, database, every role, the
+# configuration files, then the server's own (what the verifier's pinned session shows is not
+# it). A check over it sees a setting at every layer, and what it compares it reads through
+# PostgreSQL's own parsing (``value::bool``; ``set_config(setting.name, value, true)`` gives
+# the canonical spelling of units, for ``::interval`` or ``pg_size_bytes``).
+EFFECTIVE_SETTING_CTE = """\
+WITH setting(name) AS (VALUES ({name})),
+stored AS (
+  SELECT s.setrole, s.setdatabase, substr(c, strpos(c, '=') + 1) AS value
+    FROM pg_db_role_setting s, unnest(s.setconfig) c, setting
+   WHERE lower(split_part(c, '=', 1)) = setting.name
+     AND s.setdatabase IN (0, (SELECT oid FROM pg_database WHERE datname = current_database()))),
+effective AS (
+  SELECT r.rolname, coalesce(
+      (SELECT value FROM stored WHERE setrole = r.oid AND setdatabase <> 0),
+      (SELECT value FROM stored WHERE setrole = r.oid AND setdatabase = 0),
+      (SELECT value FROM stored WHERE setrole = 0 AND setdatabase <> 0),
+      (SELECT value FROM stored WHERE setrole = 0 AND setdatabase = 0),
+      (SELECT f.setting FROM pg_file_settings f, setting
+        WHERE f.name = setting.name AND f.applied ORDER BY f.seqno DESC LIMIT 1),
+      (SELECT CASE WHEN p.source IN ('default', 'command line', 'environment variable', 'override')
+                   THEN p.setting ELSE p.boot_val END
+         FROM pg_settings p, setting WHERE p.name = setting.name)) AS value
+    FROM pg_roles r
+   WHERE r.rolcanlogin AND has_database_privilege(r.oid, current_database(), 'CONNECT'))
+"""
+
+
 class SqlPredicate(_Predicate):
     """The first column of the first row must be true (``expect: true``), or the statement
     must merely finish inside the timeout (``expect: completes``): a rerun of a target operation."""
 
     check: Literal["sql"]
     sql: str = Field(min_length=1)
+    effective_setting: str | None = Field(
+        default=None, pattern=r"^[a-z][a-z0-9_.]*$",
+        description="a setting whose value in force for each login role is given to `sql` as"
+                    " relations `effective(rolname, value)` and `setting(name)`: the check"
+                    " compares meaning at every layer (docs/scenarios-authoring.md)")
     expect: Literal[True, "completes"] = True
     timeout_ms: int = Field(default=10_000, gt=0)
     server: Server = "primary"
@@ -145,6 +179,18 @@ class SqlPredicate(_Predicate):
         description="application session only: the login role, given the application's"
                     " password (a role the fault created for a workload job); default: the"
                     " application's role")
+
+    @property
+    def statement(self) -> str:
+        """What the check runs: ``sql``, after the relations of ``effective_setting``."""
+        if self.effective_setting is None:
+            return self.sql
+        head = EFFECTIVE_SETTING_CTE.format(name=f"'{self.effective_setting}'")
+        body = self.sql.strip()
+        # the author's own WITH joins the list
+        if body[:4].lower() == "with" and body[4:5].isspace():
+            return head.rstrip("\n") + ",\n" + body[5:]
+        return head + body
 
     @model_validator(mode="after")
     def _role_needs_application(self) -> "SqlPredicate":
