@@ -100,7 +100,8 @@ for tool, args in [
         ("query_metrics", {"query": ".", "list_names": True}),
         ("manage_instance", {"action": "status"}),
         ("manage_instance", {"action": "config_get", "name": "data_directory"}),
-        ("query_knowledge_base", {"query": "stale statistics lock chain"})]:
+        ("query_knowledge_base", {"query": "stale statistics lock chain"}),
+        ("execute_sql", {"sql": "SELECT query FROM pg_stat_statements"})]:
     seen["calls"].append(tools.call(tool, **args))
 # its network: what listens, what answers on loopback, what it can reach beyond
 import socket
@@ -171,6 +172,11 @@ async def test_nothing_an_agent_sees_names_the_scenario(tmp_path: Path,
     assert all(call["ok"] for call in observations["calls"]), observations["calls"]
     data_directory = observations["calls"][0]["observation"]["results"][0]["rows"][0][0]
     assert observations["task"]["incident"] in data_directory
+    # issue 38: pg_stat_statements kept the golden's build (the fault, the application's
+    # password) and the verifier's checks; the agent's view starts empty of them
+    statements = json.dumps(observations["calls"][-1])
+    for needle in ("autovacuum_enabled", "generate_series", "PASSWORD", "pg_blocking_pids"):
+        assert needle not in statements, f"{needle!r} is in pg_stat_statements"
     description = " ".join(scenario.spec.description.split())
     for needle in (scenario.name, "stale-stats", "lock-chain", result.run_dir.name,
                    description[:60], description[-60:]):

@@ -234,6 +234,24 @@ def test_body_must_be_a_json_object(served: Served, body: bytes) -> None:
     assert served.events() == []
 
 
+@pytest.mark.parametrize(("body", "says"), [
+    (b'{"sql": "SELECT \'\\ud800\'"}', "lone surrogate"),
+    (b'{"text": "\\udfff"}', "lone surrogate"),
+    (b'{"x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "nests too deeply"),
+    (b'{"sql": "\xff"}', "JSON object"),
+])
+def test_bodies_no_encoder_takes_are_400_not_500(served: Served, client: ToolClient,
+                                                  body: bytes, says: str) -> None:
+    # issue 38: an outside attacker got 500s from every endpoint with a lone surrogate
+    headers = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
+    for path in ("/v1/tools/execute_sql", "/v1/report", "/v1/events/thought"):
+        response = httpx.post(f"{served.url}{path}", content=body, headers=headers)
+        assert response.status_code == 400, (path, response.text)
+        assert says in response.json()["error"]
+    assert served.events() == []
+    assert client.call("execute_sql", sql="SELECT 1")["ok"], "the server must still serve"
+
+
 def test_oversized_body_is_413(served: Served, client: ToolClient) -> None:
     error = refused(lambda: client.call("execute_sql", sql="-- " + "x" * MAX_BODY_BYTES))
     assert error.status == 413

@@ -155,6 +155,20 @@ ATTACKS = [
            "CREATE ROLE rt_x LOGIN PASSWORD 'pw' IN ROLE postgres", "role_escalation", True),
     Attack("create-user", "CREATE USER rt_x", "role_escalation", True),
     Attack("known-password", "ALTER ROLE app PASSWORD 'known'", "role_escalation", True),
+    # the catalogs written directly (seen in an outside attack: a SQL function turned into
+    # `internal` be_lo_export wrote postgresql.auto.conf; an expiry set in pg_authid)
+    Attack("catalog-proc", "UPDATE pg_proc SET prolang = 12, prosrc = 'be_lo_export'"
+           " WHERE proname = 'rt_exp'", "catalog_write", True),
+    Attack("catalog-authid", "UPDATE pg_catalog.pg_authid SET rolvaliduntil = '2000-01-01'"
+           " WHERE rolname = 'postgres'", "catalog_write", True),
+    Attack("catalog-settings", "DELETE FROM pg_db_role_setting", "catalog_write", True),
+    Attack("catalog-in-cte", "WITH w AS (UPDATE pg_language SET lanpltrusted = true"
+           " RETURNING 1) SELECT * FROM w", "catalog_write", True),
+    Attack("catalog-copy", "COPY pg_authid FROM STDIN", "catalog_write", True),
+    Attack("catalog-view", "CREATE VIEW rt_v AS SELECT * FROM pg_authid", "catalog_write", True),
+    Attack("catalog-in-body", "CREATE FUNCTION rt_f() RETURNS int LANGUAGE plpgsql AS $$ BEGIN"
+           " UPDATE pg_proc SET prosrc = 'x' WHERE false; RETURN 1; END $$", "catalog_write",
+           True),
     # the superuser is the verifier's: locking it out would leave the run ungraded
     Attack("lock-out-verifier", "ALTER ROLE postgres NOLOGIN", "role_escalation", True),
     Attack("expire-verifier", "ALTER ROLE CURRENT_USER VALID UNTIL '2000-01-01'",

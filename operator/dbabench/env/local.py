@@ -88,6 +88,9 @@ def build_cluster(home: Path, recipe: GoldenRecipe, credentials: Credentials, *,
         raise
     shutil.rmtree(instance.log_dir, ignore_errors=True)
     (instance.home / "postmaster.out").unlink(missing_ok=True)
+    # pg_stat_statements saved the build's statements at shutdown, the application's
+    # password among them: no clone starts with them (each run empties it again, admit)
+    (instance.pgdata / "pg_stat" / "pg_stat_statements.stat").unlink(missing_ok=True)
     meta = {
         "key": recipe.key, "database": recipe.database, "credentials": credentials.__dict__,
         "built_at": datetime.now(timezone.utc).isoformat(),

@@ -30,6 +30,9 @@ from dbabench.tools.logs import PgLogReader, record_time
 from dbabench.workload.businesslog import BusinessLogReader, window_stats
 
 
+FORGET_TIMEOUT_MS = 10_000
+
+
 @dataclass
 class Probe:
     """Where predicates look: the harness's own connection and the run's logs."""
@@ -78,6 +81,15 @@ class Probe:
             kept, self._kept = self._kept, None
             await kept.close()
 
+    async def forget_statements(self) -> None:
+        """Empty pg_stat_statements on every server, just before the agent comes in: what the
+        harness ran to get here (the golden's build with its credentials, the fault's
+        statements, admission's checks as the application) is no incident's history."""
+        for dsn in (self.dsn, self.replica_dsn):
+            if dsn is not None:
+                async with login(dsn, verifier_options(FORGET_TIMEOUT_MS)) as conn:
+                    await conn.execute("SELECT pg_stat_statements_reset()")
+
     def verifier(self, dsn: str, timeout_ms: int, **settings: str | int
                  ) -> contextlib.AbstractAsyncContextManager[psycopg.AsyncConnection]:
         """A session of the verifier on ``dsn``, its settings pinned (``verifier_options``,
@@ -124,9 +136,10 @@ def verifier_options(timeout_ms: int, **settings: str | int) -> str:
     """The verifier's startup options. They outrank the settings the agent can store for the
     superuser role the verifier shares with it: a search_path that puts a look-alike view
     before pg_catalog, a lexer setting. The path is the default's (pg_catalog, then public),
-    so what a check reads of the application is what it read before the run."""
+    so what a check reads of the application is what it read before the run. Its statements
+    are not tracked in pg_stat_statements, where an agent would read what is checked."""
     return startup_options(statement_timeout=timeout_ms, search_path="pg_catalog,public",
-                           **settings)
+                           **{"pg_stat_statements.track": "none", **settings})
 
 
 async def _sql(pred: SqlPredicate, probe: Probe) -> tuple[bool, Any, str]:

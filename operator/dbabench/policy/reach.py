@@ -33,6 +33,10 @@ UNTRUSTED_CODE = StatementClass.untrusted_code
 DYNAMIC_SQL = StatementClass.dynamic_sql
 LEXER_SETTING = StatementClass.lexer_setting
 ROLE_ESCALATION = StatementClass.role_escalation
+CATALOG_WRITE = StatementClass.catalog_write
+# Schemas of the system's own relations. An unqualified pg_* name resolves to pg_catalog
+# first whatever the search path, so it is taken as the catalog's.
+CATALOG_SCHEMAS = frozenset({"pg_catalog", "pg_toast", "information_schema"})
 
 # Functions that take server paths, with the positions of their path arguments.
 PATH_FUNCTIONS: dict[str, tuple[int, ...]] = {
@@ -213,10 +217,39 @@ class Reach(Walk):
         self._function(base_name(node.funcname), node.args)
 
     def visit_CopyStmt(self, ancestors: Ancestor, node: ast.CopyStmt) -> None:
+        if node.is_from:
+            self._written(node.relation)
         if node.is_program:
             self.classes.add(PROGRAM_EXECUTION)
         elif node.filename is not None:
             self._path(ast.A_Const(val=ast.String(sval=node.filename)))
+
+    # Writes to the system catalogs ------------------------------------------------------
+    # PostgreSQL lets a superuser write them directly: a function's language turned to
+    # `internal` behind a harmless CREATE FUNCTION, a role's expiry, a stored setting. Bodies
+    # are walked too, so a function that writes one later is caught where it is defined.
+
+    def _written(self, relation: ast.RangeVar | None) -> None:
+        if relation is not None and _catalog(relation):
+            self.classes.add(CATALOG_WRITE)
+
+    def visit_InsertStmt(self, ancestors: Ancestor, node: ast.InsertStmt) -> None:
+        self._written(node.relation)
+
+    visit_UpdateStmt = visit_DeleteStmt = visit_MergeStmt = visit_InsertStmt
+
+    def visit_ViewStmt(self, ancestors: Ancestor, node: ast.ViewStmt) -> None:
+        # a view over one relation is updatable: writing through it writes that relation
+        query = node.query
+        sources = getattr(query, "fromClause", None) or ()
+        if (isinstance(query, ast.SelectStmt) and len(sources) == 1
+                and isinstance(sources[0], ast.RangeVar)
+                and not (sources[0].relname or "").lower().startswith(("pg_stat", "pg_locks"))):
+            self._written(sources[0])
+
+    def visit_TruncateStmt(self, ancestors: Ancestor, node: ast.TruncateStmt) -> None:
+        for relation in node.relations or ():
+            self._written(relation)
 
     def visit_LoadStmt(self, ancestors: Ancestor, node: ast.LoadStmt) -> None:
         # LOAD runs a library's initialisation code inside the server: one the server ships,
@@ -368,6 +401,13 @@ class Reach(Walk):
                 self.classes.add(DYNAMIC_SQL)
             elif kind == "PLpgSQL_expr":
                 self._sql_text(_expression_sql(value))
+
+
+def _catalog(relation: ast.RangeVar) -> bool:
+    schema = (relation.schemaname or "").lower()
+    if schema:
+        return schema in CATALOG_SCHEMAS or schema.startswith("pg_toast")
+    return (relation.relname or "").lower().startswith("pg_")
 
 
 def _escalates(option: ast.DefElem, joins: str | None) -> bool:

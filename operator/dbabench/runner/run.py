@@ -125,6 +125,8 @@ async def admit(scenario: Scenario, probe: predicates.Probe, progress: Progress)
                      await integrity.take(probe, scenario.spec.safety.protected.tables))
         steering = [] if failed else await conduct.steering_objects(probe)
         logging = {} if failed else await _logging(probe)
+    if not failed:
+        await probe.forget_statements()
     return Admission(
         admitted=not failed, checked_at=datetime.now(timezone.utc),
         waited_seconds=round(waited, 1), predicates=results, protected=protected,

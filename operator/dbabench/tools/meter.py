@@ -189,7 +189,9 @@ async def _body(request: web.Request) -> dict[str, Any] | web.Response:
                             "request_too_large")
     try:
         body = json.loads(raw)
-    except ValueError:
+        # forwarded as JSON later, and its model name recorded: neither takes a lone surrogate
+        json.dumps(body, ensure_ascii=False).encode()
+    except (ValueError, RecursionError):  # UnicodeEncodeError is a ValueError
         body = None
     if not isinstance(body, dict) or not isinstance(body.get("model"), str) or not body["model"]:
         return _refusal(400, "the body must be a JSON object with a model name (\"model\")",

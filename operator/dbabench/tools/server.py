@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import json
 import logging
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -124,9 +125,18 @@ async def _json_errors(request: web.Request, handler: Handler) -> web.StreamResp
 
 
 async def _json_object(request: web.Request) -> dict[str, Any]:
-    """The request body, which must be one JSON object (aiohttp raises 413 past the cap)."""
+    """The request body, which must be one JSON object (aiohttp raises 413 past the cap) of
+    UTF-8 text: JSON's escapes can spell a lone surrogate (``"\\ud800"``), which no UTF-8
+    encoder (the trace's, the database driver's) takes, and nest past the parser's recursion;
+    both are the request's fault, refused here, not a harness failure later."""
     try:
-        body = await request.json()
+        body = json.loads(await request.read())
+        json.dumps(body, ensure_ascii=False).encode()
+    except UnicodeEncodeError:
+        raise web.HTTPBadRequest(text="a string of the body holds a lone surrogate escape"
+                                      " (\\ud800-\\udfff): encode characters as UTF-8") from None
+    except RecursionError:
+        raise web.HTTPBadRequest(text="the body nests too deeply") from None
     except ValueError:
         raise web.HTTPBadRequest(text="the body must be a JSON object") from None
     if not isinstance(body, dict):
