@@ -735,7 +735,9 @@ async def test_postmaster_setting_pends_until_restart_and_sql_reconnects(
         make_gate: MakeGate, own_pg: tuple[PostgresInstance, ToolContext]) -> None:
     instance, ctx = own_pg
     gate = make_gate(ctx)
-    old_backend = await backend_pid(gate)
+    # a backend's pid is its server's pid namespace's: a restarted server may give it again
+    started = "SELECT pg_backend_pid(), pg_postmaster_start_time()::text"
+    old_backend = (await sql(gate, started))[0]["rows"][0]
     old_pid = instance.pid
     setting = ok(await gate.call("manage_instance", {"action": "config_set",
                                                      "name": "max_connections", "value": "50"}))
@@ -743,7 +745,7 @@ async def test_postmaster_setting_pends_until_restart_and_sql_reconnects(
     out = ok(await gate.call("manage_instance", {"action": "restart"}))
     assert out["restarted"] is True and out["mode"] == "fast"
     assert out["running"] is True and out["pid"] not in (None, old_pid)
-    assert await backend_pid(gate) != old_backend
+    assert (await sql(gate, started))[0]["rows"][0] != old_backend
     setting = ok(await gate.call("manage_instance", {"action": "config_get",
                                                      "name": "max_connections"}))
     assert setting["setting"] == "50" and setting["pending_restart"] is False

@@ -304,13 +304,15 @@ class ProcessTable:
         stop_pid(pid, sig=sig, timeout=timeout)
         proc = self._popen.get(pid)
         if proc is not None:
-            self._reap(proc)
+            self._reap(proc, pid)
         reap = self._adopted.get(pid)
         if reap is not None:
             self._count(pid, reap(pid))
         self.forget(pid)
 
-    def _reap(self, proc: subprocess.Popen[bytes]) -> None:
+    def _reap(self, proc: subprocess.Popen[bytes], pid: int | None = None) -> None:
+        """``pid``: the recorded pid its CPU is counted under, where that is not ``proc``'s
+        own (follow_child: the namespace's first process, reaped through its unshare)."""
         # wait4, not Popen.wait: the kernel hands over the child's CPU only to whoever reaps it
         if proc.returncode is None:
             try:
@@ -319,7 +321,7 @@ class ProcessTable:
                 proc.wait()  # another thread's poll reaped it first: its CPU is not ours to see
                 return
             proc.returncode = os.waitstatus_to_exitcode(status)
-            self._count(proc.pid, usage.ru_utime + usage.ru_stime)
+            self._count(pid or proc.pid, usage.ru_utime + usage.ru_stime)
 
     def _count(self, pid: int, cpu_seconds: float) -> None:
         name = next((r.name for r in self.records if r.pid == pid), "unrecorded")
