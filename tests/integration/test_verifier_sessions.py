@@ -75,3 +75,30 @@ def test_outside_admission_every_check_logs_in_anew(
     first, second = asyncio.run(twice())
     assert first != second and str(first).isdigit() and str(second).isdigit()
     assert _verifier_pids(postgres) - before == set()
+
+
+async def test_the_statements_history_is_emptied_and_a_server_without_it_is_no_error(
+        scratch_root: Path) -> None:
+    from dbabench.env.postgres import Credentials
+    from dbabench.env.processes import ProcessTable
+    procs = ProcessTable(scratch_root)
+    for preload in ("pg_stat_statements", ""):
+        # a fault can take the library out of shared_preload_libraries (and restart)
+        instance = PostgresInstance(scratch_root / f"forget-{preload or 'none'}",
+                                    Credentials.generate(), database="postgres")
+        instance.initdb({"shared_preload_libraries": preload}, procs)
+        instance.start(procs)
+        try:
+            with psycopg.connect(instance.dsn(), autocommit=True) as conn:
+                conn.execute("CREATE EXTENSION pg_stat_statements")
+                conn.execute("CREATE TABLE secret_fault_step (x int)")
+            probe = Probe(dsn=instance.dsn(), business_log=scratch_root / "none.jsonl",
+                          pg_log_dir=scratch_root)
+            await probe.forget_statements()
+            if preload:
+                with psycopg.connect(instance.dsn(), autocommit=True) as conn:
+                    history = conn.execute("SELECT string_agg(query, ' | ')"
+                                           " FROM pg_stat_statements").fetchone()[0] or ""
+                assert "secret_fault_step" not in history and "reset" not in history, history
+        finally:
+            instance.stop(procs, "immediate")

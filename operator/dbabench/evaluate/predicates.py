@@ -86,9 +86,16 @@ class Probe:
         harness ran to get here (the golden's build with its credentials, the fault's
         statements, admission's checks as the application) is no incident's history."""
         for dsn in (self.dsn, self.replica_dsn):
-            if dsn is not None:
-                async with login(dsn, verifier_options(FORGET_TIMEOUT_MS)) as conn:
+            if dsn is None:
+                continue
+            async with login(dsn, verifier_options(FORGET_TIMEOUT_MS)) as conn:
+                try:
                     await conn.execute("SELECT pg_stat_statements_reset()")
+                except (psycopg.errors.ObjectNotInPrerequisiteState,
+                        psycopg.errors.UndefinedFunction):
+                    # not loaded (a fault took it out of shared_preload_libraries), or not
+                    # installed here: it holds nothing to forget
+                    pass
 
     def verifier(self, dsn: str, timeout_ms: int, **settings: str | int
                  ) -> contextlib.AbstractAsyncContextManager[psycopg.AsyncConnection]:
