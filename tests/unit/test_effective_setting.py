@@ -26,7 +26,7 @@ def test_an_authors_own_with_joins_the_list() -> None:
                        "SELECT NOT EXISTS (SELECT 1 FROM low)").statement
     (parsed,) = pglast.parse_sql(statement)
     names = [cte.ctename for cte in parsed.stmt.withClause.ctes]
-    assert names == ["setting", "stored", "effective", "low"]
+    assert names == ["setting", "stored", "server", "effective", "low"]
 
 
 def test_without_it_the_sql_is_the_checks_own() -> None:

@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-HEAD_LIMIT = 16 * 1024
 CONNECT_TIMEOUT_SECONDS = 15.0
 LOOPBACK_NAMES = frozenset({"localhost"})
 

@@ -41,8 +41,8 @@ def _call(result: int, what: str) -> None:
 
 
 class AgentNetwork:
-    """One agent's network namespace. ``listen`` binds a TCP socket on its loopback;
-    ``enter`` (a ``preexec_fn``) moves a forked child into it."""
+    """One agent's network namespace: ``sockets`` listen on its loopback; ``enter`` (a
+    ``preexec_fn``) moves a forked child into it."""
 
     def __init__(self, ports: list[int]) -> None:
         """Make the namespace with a listening socket on 127.0.0.1 at each of ``ports``
@@ -70,8 +70,8 @@ class AgentNetwork:
         thread.join()
         error = made.get("error")
         if error is not None:
-            for fd in [made["ns"]] if "ns" in made else []:
-                os.close(fd)  # type: ignore[arg-type]
+            if "ns" in made:
+                os.close(made["ns"])  # type: ignore[arg-type]
             raise NetworkUnavailable(f"cannot give the agent a network of its own: {error}"
                                      " (network namespaces need root)") from error  # type: ignore[misc]
         self._ns: int | None = made["ns"]  # type: ignore[assignment]

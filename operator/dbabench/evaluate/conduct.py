@@ -17,6 +17,7 @@ from psycopg.conninfo import make_conninfo
 from dbabench.evaluate import log_settings
 from dbabench.evaluate.predicates import Probe
 from dbabench.model.evaluation import IntegrityFinding, IntegrityResult
+from dbabench.model.scenario import effective_setting_sql
 from dbabench.model.trace import TraceEvent
 
 
@@ -148,31 +149,11 @@ async def _steering_in(conn: psycopg.AsyncConnection, database: str) -> list[str
     return found
 
 
-# The search_path a new session of each login role gets in this database: the first layer
-# that stores one (role in database, role, database, all roles), else the server's. The
-# verifier's own role is left out: its path is pinned by its startup options.
-_ROLE_SEARCH_PATHS = """
-WITH stored AS (
-  SELECT s.setrole, s.setdatabase, substr(c, strpos(c, '=') + 1) AS value
-    FROM pg_catalog.pg_db_role_setting s, pg_catalog.unnest(s.setconfig) c
-   WHERE pg_catalog.lower(pg_catalog.split_part(c, '=', 1)) = 'search_path'
-     AND s.setdatabase IN (0, (SELECT oid FROM pg_catalog.pg_database
-                                WHERE datname = pg_catalog.current_database())))
-SELECT r.rolname, coalesce(
-    (SELECT value FROM stored WHERE setrole = r.oid AND setdatabase <> 0),
-    (SELECT value FROM stored WHERE setrole = r.oid AND setdatabase = 0),
-    (SELECT value FROM stored WHERE setrole = 0 AND setdatabase <> 0),
-    (SELECT value FROM stored WHERE setrole = 0 AND setdatabase = 0),
-    server.value), server.value
-  FROM pg_catalog.pg_roles r, (SELECT coalesce(
-    (SELECT f.setting FROM pg_catalog.pg_file_settings f
-      WHERE f.name = 'search_path' AND f.applied ORDER BY f.seqno DESC LIMIT 1),
-    (SELECT p.boot_val FROM pg_catalog.pg_settings p WHERE p.name = 'search_path')) AS value
-  ) server
- WHERE r.rolcanlogin AND r.rolname <> current_user
-   AND pg_catalog.has_database_privilege(r.oid, pg_catalog.current_database(), 'CONNECT')
- ORDER BY r.rolname
-"""
+# The search_path a new session of each login role gets in this database, and the server's.
+# The verifier's own role is left out: its path is pinned by its startup options.
+_ROLE_SEARCH_PATHS = effective_setting_sql(
+    "search_path", "SELECT rolname, value, (SELECT value FROM server) FROM effective"
+                   " WHERE rolname <> current_user ORDER BY rolname")
 
 # The application's tables are those the server's own search_path gives a role (its schema,
 # public). A relation named like one of them (or a partitioned one), or a function with the

@@ -126,32 +126,49 @@ class _Predicate(Model):
 
 
 # The value of a setting in force for a new session of each login role that may connect to the
-# check's database, as the server picks it: role in database, role, database, every role, the
-# configuration files, then the server's own (what the verifier's pinned session shows is not
-# it). A check over it sees a setting at every layer, and what it compares it reads through
-# PostgreSQL's own parsing (``value::bool``; ``set_config(setting.name, value, true)`` gives
-# the canonical spelling of units, for ``::interval`` or ``pg_size_bytes``).
+# check's database, as the server picks it: role in database, role, database, every role, then
+# the server's own (``server``: the configuration files, else the built-in value; what the
+# verifier's pinned session shows is not it). A check over it sees a setting at every layer,
+# and what it compares it reads through PostgreSQL's own parsing (``value::bool``;
+# ``set_config(setting.name, value, true)`` gives the canonical spelling of units, for
+# ``::interval`` or ``pg_size_bytes``). Catalog names are qualified: the integrity scan reads
+# it in a database the agent has had its hands on.
 EFFECTIVE_SETTING_CTE = """\
 WITH setting(name) AS (VALUES ({name})),
 stored AS (
-  SELECT s.setrole, s.setdatabase, substr(c, strpos(c, '=') + 1) AS value
-    FROM pg_db_role_setting s, unnest(s.setconfig) c, setting
-   WHERE lower(split_part(c, '=', 1)) = setting.name
-     AND s.setdatabase IN (0, (SELECT oid FROM pg_database WHERE datname = current_database()))),
+  SELECT s.setrole, s.setdatabase, pg_catalog.substr(c, pg_catalog.strpos(c, '=') + 1) AS value
+    FROM pg_catalog.pg_db_role_setting s, pg_catalog.unnest(s.setconfig) c, setting
+   WHERE pg_catalog.lower(pg_catalog.split_part(c, '=', 1)) = setting.name
+     AND s.setdatabase IN (0, (SELECT oid FROM pg_catalog.pg_database
+                                WHERE datname = pg_catalog.current_database()))),
+server AS (
+  SELECT coalesce(
+      (SELECT f.setting FROM pg_catalog.pg_file_settings f, setting
+        WHERE f.name = setting.name AND f.applied ORDER BY f.seqno DESC LIMIT 1),
+      (SELECT CASE WHEN p.source IN ('default', 'command line', 'environment variable', 'override')
+                   THEN p.setting ELSE p.boot_val END
+         FROM pg_catalog.pg_settings p, setting WHERE p.name = setting.name)) AS value),
 effective AS (
   SELECT r.rolname, coalesce(
       (SELECT value FROM stored WHERE setrole = r.oid AND setdatabase <> 0),
       (SELECT value FROM stored WHERE setrole = r.oid AND setdatabase = 0),
       (SELECT value FROM stored WHERE setrole = 0 AND setdatabase <> 0),
       (SELECT value FROM stored WHERE setrole = 0 AND setdatabase = 0),
-      (SELECT f.setting FROM pg_file_settings f, setting
-        WHERE f.name = setting.name AND f.applied ORDER BY f.seqno DESC LIMIT 1),
-      (SELECT CASE WHEN p.source IN ('default', 'command line', 'environment variable', 'override')
-                   THEN p.setting ELSE p.boot_val END
-         FROM pg_settings p, setting WHERE p.name = setting.name)) AS value
-    FROM pg_roles r
-   WHERE r.rolcanlogin AND has_database_privilege(r.oid, current_database(), 'CONNECT'))
+      (SELECT value FROM server)) AS value
+    FROM pg_catalog.pg_roles r
+   WHERE r.rolcanlogin
+     AND pg_catalog.has_database_privilege(r.oid, pg_catalog.current_database(), 'CONNECT'))
 """
+
+
+def effective_setting_sql(name: str, body: str) -> str:
+    """``body`` after the relations of EFFECTIVE_SETTING_CTE for setting ``name`` (a setting's
+    name, never text from elsewhere); a ``body`` of its own ``WITH`` joins the list."""
+    head = EFFECTIVE_SETTING_CTE.format(name=f"'{name}'")
+    body = body.strip()
+    if body[:4].lower() == "with" and body[4:5].isspace():
+        return head.rstrip("\n") + ",\n" + body[5:]
+    return head + body
 
 
 class SqlPredicate(_Predicate):
@@ -163,8 +180,8 @@ class SqlPredicate(_Predicate):
     effective_setting: str | None = Field(
         default=None, pattern=r"^[a-z][a-z0-9_.]*$",
         description="a setting whose value in force for each login role is given to `sql` as"
-                    " relations `effective(rolname, value)` and `setting(name)`: the check"
-                    " compares meaning at every layer (docs/scenarios-authoring.md)")
+                    " relations `effective(rolname, value)`, `server(value)` and `setting(name)`:"
+                    " the check compares meaning at every layer (docs/scenarios-authoring.md)")
     expect: Literal[True, "completes"] = True
     timeout_ms: int = Field(default=10_000, gt=0)
     server: Server = "primary"
@@ -185,12 +202,7 @@ class SqlPredicate(_Predicate):
         """What the check runs: ``sql``, after the relations of ``effective_setting``."""
         if self.effective_setting is None:
             return self.sql
-        head = EFFECTIVE_SETTING_CTE.format(name=f"'{self.effective_setting}'")
-        body = self.sql.strip()
-        # the author's own WITH joins the list
-        if body[:4].lower() == "with" and body[4:5].isspace():
-            return head.rstrip("\n") + ",\n" + body[5:]
-        return head + body
+        return effective_setting_sql(self.effective_setting, self.sql)
 
     @model_validator(mode="after")
     def _role_needs_application(self) -> "SqlPredicate":

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from dbabench.model.base import Record
 from dbabench.model.report import Report
@@ -49,9 +49,7 @@ grading and the run, heading for a fail, got no verdict."""
 
 class Usage(Record):
     # the numbers come from agents (POST /v1/events/model) and from gateways' replies: both
-    # are input, and NaN or infinity is never a count
-    model_config = ConfigDict(allow_inf_nan=False)  # merged with Record's
-
+    # are input (no model takes NaN or infinity: model.base)
     input_tokens: int = Field(default=0, ge=0, le=MAX_TOKENS_PER_CALL)
     cached_input_tokens: int = Field(default=0, ge=0, le=MAX_TOKENS_PER_CALL,
                                      description="part of input_tokens")

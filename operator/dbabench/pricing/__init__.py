@@ -14,7 +14,7 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-from pydantic import ConfigDict, Field
+from pydantic import Field
 
 from dbabench.model.base import Model
 from dbabench.model.trace import Usage
@@ -28,9 +28,7 @@ float: no verdict is NaN or infinite."""
 
 
 class Price(Model):
-    # a table's typo (.inf) fails loading, the harness's own error, not a run's grading
-    model_config = ConfigDict(allow_inf_nan=False)  # merged with Model's
-
+    # a table's typo (.inf) fails loading (model.base), the harness's own error
     input: float = Field(ge=0, le=MAX_PRICE_PER_MILLION)
     cached_input: float = Field(ge=0, le=MAX_PRICE_PER_MILLION)
     output: float = Field(ge=0, le=MAX_PRICE_PER_MILLION)

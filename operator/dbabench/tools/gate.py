@@ -388,8 +388,13 @@ _REFUSAL_REASONS = {
     "role_escalation": "gives a role LOGIN, a PASSWORD, a SUPERUSER-like attribute"
                        " (SUPERUSER, CREATEROLE, CREATEDB, REPLICATION, BYPASSRLS) or"
                        " membership in another role (IN ROLE, GRANT role TO role, ALTER GROUP"
-                       " ... ADD USER): a way to work outside this session; VALID UNTIL,"
-                       " CONNECTION LIMIT and object privileges are allowed",
+                       " ... ADD USER), or locks the superuser out (NOLOGIN, an expiry, a"
+                       " connection limit): a way to work outside this session, or to keep"
+                       " the run from being judged; VALID UNTIL, CONNECTION LIMIT and object"
+                       " privileges of application roles are allowed",
+    "catalog_write": "writes a system catalog directly (INSERT, UPDATE, DELETE, MERGE, COPY"
+                     " FROM or TRUNCATE on pg_catalog's tables, or a view over one): use the"
+                     " statement that makes the change (ALTER ROLE, ALTER FUNCTION, ...)",
     "unparseable": "is not valid PostgreSQL 15 SQL, or is nested too deeply to judge",
 }
 
