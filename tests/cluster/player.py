@@ -4,12 +4,14 @@ kwok makes pods look Running but starts nothing. For the pods executor's test th
 what a real node would: it provisions PersistentVolumes (directories; a volume restored from a
 VolumeSnapshot is a copy of it), takes VolumeSnapshots of them, and runs each pod's containers,
 exactly their command lines (``dbabench component ...``), with their environment resolved from
-the API (Secrets, fieldRefs) and a service account token when the pod mounts one. Pods share one
-loopback, so ports are the node's business: every container port gets a free local port, the
-same one for the Service port that targets it, and ``host:port`` references to Services (or to
-the pod's own ports on 127.0.0.1) are rewritten to those. Status goes back to the API the way a
-kubelet reports it: phase, container states, Ready from each readinessProbe. Deleted pods are
-stopped by pid and then released with grace period 0.
+the API (Secrets, fieldRefs) and a service account token when the pod mounts one. Each pod runs
+in a network namespace of its own, joined to the others where the NetworkPolicies allow
+(fabric.py). Ports are the node's business: every container port gets a local port unused on
+the host (the same one for the Service port that targets it), and ``host:port`` references to
+Services (or to the pod's own ports on 127.0.0.1) are rewritten to those; other
+``127.0.0.1:port`` references are the world outside the cluster. Status goes back to the API the
+way a kubelet reports it: phase, container states, Ready from each readinessProbe. Deleted pods
+are stopped by pid and then released with grace period 0.
 """
 
 from __future__ import annotations
@@ -28,11 +30,15 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 
-from dbabench.env.processes import free_port, stop_pid
+from dbabench.env.netns import AgentNetwork
+from dbabench.env.processes import stop_pid
+
+from fabric import Endpoint, Fabric, allowed
 
 NODE = "dbabench-player"
 NODE_LABEL = {"dbabench.io/player": "true"}
@@ -72,6 +78,15 @@ class PlayedPod:
     """Main containers held back until the sidecars' startup probes pass."""
     volumes: dict[str, Path] = field(default_factory=dict)
     finished: bool = False
+    labels: dict[str, str] = field(default_factory=dict)
+    named_ports: dict[str, int] = field(default_factory=dict)
+    network: AgentNetwork | None = None
+    outside: set[int] = field(default_factory=set)
+    """Ports of the host's loopback its environment names: the world outside the cluster."""
+
+    @property
+    def endpoint(self) -> Endpoint:
+        return Endpoint(self.namespace, self.labels, self.named_ports)
 
 
 class Player:
@@ -86,7 +101,9 @@ class Player:
         self.custom = client.CustomObjectsApi(api)
         self.storage = client.StorageV1Api(api)
         self.coordination = client.CoordinationV1Api(api)
+        self.networking = client.NetworkingV1Api(api)
         self.server = api.configuration.host
+        self.api_port = urlsplit(self.server).port
         self.ca = api.configuration.ssl_ca_cert
         self.pods: dict[str, PlayedPod] = {}
         self.processes: list[subprocess.Popen[bytes]] = []
@@ -94,6 +111,9 @@ class Player:
         self.started: dict[str, str] = {}
         """uid -> name of every pod this node ever started"""
         self.service_ports: dict[tuple[str, str, int], int] = {}
+        self._reserved: list[socket.socket] = []
+        """a bound socket on the host for each port handed out: no later server takes it"""
+        self.fabric = Fabric()
         self.errors: list[str] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="player", daemon=True)
@@ -119,6 +139,9 @@ class Player:
             if proc.poll() is None:
                 stop_pid(proc.pid, timeout=30)
                 proc.wait()
+        self.fabric.stop()
+        for sock in self._reserved:
+            sock.close()
 
     def _loop(self) -> None:
         beat = 0.0
@@ -131,6 +154,7 @@ class Player:
                 self._snapshot()
                 self._release_volumes()
                 self._sync_pods()
+                self._sync_network()
             except Exception:
                 self.errors.append(traceback.format_exc())
             self._stop.wait(0.3)
@@ -254,16 +278,20 @@ class Player:
 
     def _start(self, pod: Any) -> None:
         ns, name = pod.metadata.namespace, pod.metadata.name
-        played = PlayedPod(pod.metadata.uid, ns, name, self.root / f"pod-{pod.metadata.uid}")
+        played = PlayedPod(pod.metadata.uid, ns, name, self.root / f"pod-{pod.metadata.uid}",
+                           labels=dict(pod.metadata.labels or {}))
         # Known before anything starts: a failure half-way leaves processes to stop, not orphans.
         self.pods[played.uid] = played
         self.started[played.uid] = name
         played.root.mkdir(parents=True, exist_ok=True)
         played.root.chmod(0o755)
         try:
+            played.network = AgentNetwork([])
             for c in [*(pod.spec.init_containers or []), *pod.spec.containers]:
                 for port in c.ports or []:
                     played.ports[port.container_port] = self._port_for(pod, port.container_port)
+                    if port.name:
+                        played.named_ports[port.name] = port.container_port
             played.volumes = self._volumes(pod, played)
             for spec in pod.spec.init_containers or []:
                 if spec.restart_policy == "Always":
@@ -285,7 +313,13 @@ class Player:
                     if self._target(pod, sp.target_port or sp.port) == port:
                         return self._service_port(pod.metadata.namespace, svc.metadata.name,
                                                   sp.port)
-        return free_port()
+        return self._free_port()
+
+    def _free_port(self) -> int:
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        self._reserved.append(sock)
+        return int(sock.getsockname()[1])
 
     @staticmethod
     def _target(pod: Any, target: int | str) -> int | None:
@@ -296,7 +330,10 @@ class Player:
                      if p.name == target), None)
 
     def _service_port(self, ns: str, svc: str, port: int) -> int:
-        return self.service_ports.setdefault((ns, svc, port), free_port())
+        key = (ns, svc, port)
+        if key not in self.service_ports:
+            self.service_ports[key] = self._free_port()
+        return self.service_ports[key]
 
     def _volumes(self, pod: Any, played: PlayedPod) -> dict[str, Path]:
         paths: dict[str, Path] = {}
@@ -334,6 +371,8 @@ class Player:
         return path
 
     def _rewrite(self, value: str, played: PlayedPod, mounts: dict[str, Path]) -> str:
+        played.outside.update(int(p) for p in re.findall(r"127\.0\.0\.1:(\d+)", value)
+                              if int(p) not in played.ports)
         value = SERVICE_REF.sub(lambda m: f"127.0.0.1:{self._service_port(m[2], m[1], int(m[3]))}",
                                 value)
         value = re.sub(r"127\.0\.0\.1:(\d+)",
@@ -346,7 +385,7 @@ class Player:
     def _env(self, pod: Any, played: PlayedPod, spec: Any,
              mounts: dict[str, Path]) -> dict[str, str]:
         env = {"PATH": f"{BIN}:/usr/local/bin:/usr/bin:/bin", "HOME": str(played.root),
-               "HOSTNAME": played.name}
+               "HOSTNAME": pod.spec.hostname or played.name}
         for e in spec.env or []:
             if e.value_from is None:
                 value = e.value or ""
@@ -366,6 +405,7 @@ class Player:
                       for m in spec.volume_mounts or []) or pod.spec.automount_service_account_token
         if tokened:
             env["KUBECONFIG"] = str(self._kubeconfig(pod, played))
+            played.outside.add(self.api_port)
         return env
 
     def _run(self, pod: Any, played: PlayedPod, spec: Any, *, sidecar: bool) -> Container:
@@ -383,7 +423,7 @@ class Player:
         with (log / f"{played.namespace}_{played.name}_{spec.name}.log").open("ab") as out:
             proc = subprocess.Popen(argv, env=env, cwd=played.root, stdout=out,
                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    start_new_session=True)
+                                    start_new_session=True, preexec_fn=played.network.enter)
         self.processes.append(proc)
         probe = spec.startup_probe or spec.readiness_probe
         port = (played.ports[int(probe.tcp_socket.port)]
@@ -391,12 +431,13 @@ class Player:
         return Container(spec.name, proc, sidecar, port)
 
     @staticmethod
-    def _ready(c: Container) -> bool:
+    def _ready(played: PlayedPod, c: Container) -> bool:
         if c.exit_code is not None:
             return False
         if c.ready_port is None:
             return True
-        with socket.socket() as s:
+        assert played.network is not None
+        with played.network.inside(socket.socket) as s:
             s.settimeout(0.2)
             return s.connect_ex(("127.0.0.1", c.ready_port)) == 0
 
@@ -404,7 +445,7 @@ class Player:
         for c in played.containers:
             if c.exit_code is None:
                 c.exit_code = c.proc.poll()
-        if played.waiting and all(self._ready(c) for c in played.containers):
+        if played.waiting and all(self._ready(played, c) for c in played.containers):
             while played.waiting:
                 played.containers.append(self._run(pod, played, played.waiting.pop(0),
                                                    sidecar=False))
@@ -423,7 +464,7 @@ class Player:
             state = ({"running": {"startedAt": _now()}} if c.exit_code is None else
                      {"terminated": {"exitCode": c.exit_code, "finishedAt": _now(),
                                      "reason": "Completed" if c.exit_code == 0 else "Error"}})
-            statuses.append({"name": c.name, "ready": self._ready(c), "state": state,
+            statuses.append({"name": c.name, "ready": self._ready(played, c), "state": state,
                              "image": "dbabench", "imageID": "", "restartCount": 0})
         ready = phase == "Running" and all(s["ready"] for s in statuses)
         conditions = [{"type": t, "status": "True" if ok else "False"}
@@ -441,8 +482,54 @@ class Player:
             if e.status != 404:
                 raise
 
-    @staticmethod
-    def _kill(played: PlayedPod) -> None:
+    def _kill(self, played: PlayedPod) -> None:
         for c in reversed(played.containers):
             stop_pid(c.proc.pid, timeout=30)
             c.proc.poll()
+        if played.network is not None:
+            for port in self.fabric.ports_of(played.network):
+                self.fabric.drop(played.network, port)
+            played.network.close()
+            played.network = None
+
+    # -- the network -----------------------------------------------------------------------------
+
+    def _sync_network(self) -> None:
+        """Every live pod's relays: to the pods behind each Service of its namespace and to
+        the outside endpoints it names, where the policies of both ends allow."""
+        policies = [self.core.api_client.sanitize_for_serialization(p) for p in
+                    self.networking.list_network_policy_for_all_namespaces().items]
+        services = self.core.list_service_for_all_namespaces().items
+        live = [p for p in self.pods.values() if p.network is not None and not p.finished]
+        for source in live:
+            want: dict[int, tuple[AgentNetwork | None, int]] = {}
+            for svc in services:
+                selector = svc.spec.selector or {}
+                if svc.metadata.namespace != source.namespace or not selector:
+                    continue
+                for sp in svc.spec.ports:
+                    port = self.service_ports.get((source.namespace, svc.metadata.name, sp.port))
+                    for target in live:
+                        if (port is None or target is source or target.namespace != svc.metadata.namespace
+                                or not all(target.labels.get(k) == v for k, v in selector.items())):
+                            continue
+                        aim = sp.target_port or sp.port
+                        container = (int(aim) if str(aim).isdigit()
+                                     else target.named_ports.get(str(aim)))
+                        if container in target.ports and allowed(
+                                policies, source.endpoint, target.endpoint, container):
+                            want[port] = (target.network, target.ports[container])
+                            break
+            for port in source.outside:
+                if allowed(policies, source.endpoint, None, port):
+                    want[port] = (None, port)
+            for port in self.fabric.ports_of(source.network) - set(want):
+                self.fabric.drop(source.network, port)
+            for port, (network, target_port) in want.items():
+                self.fabric.relay(source.network, port, network, target_port)
+
+    def forward(self, pod: str, container_port: int) -> int:
+        """A port on the host that reaches ``container_port`` of the live pod named ``pod``,
+        as ``kubectl port-forward`` would (no policy governs it)."""
+        played = next(p for p in self.pods.values() if p.name == pod and p.network is not None)
+        return self.fabric.forward(played.network, played.ports[container_port])

@@ -3,9 +3,11 @@
 The operator (``DBABENCH_OPERATOR_EXECUTOR=pods``) builds the Scenario's golden volume with a
 Job and snapshots it with a CSI VolumeSnapshot (the real external-snapshotter CRDs), then runs an
 AgentRun as a PVC restored from that snapshot, a database pod, a workload pod, an admission Job,
-an agent pod with its tool sidecar and an evaluator Job. The player (player.py) is the node those
-pods land on: it runs their real entrypoints as local processes, so a graded Evaluation here
-means the whole operator -> pods -> sidecar -> evaluator path worked on a real PostgreSQL.
+a tool server pod, an agent pod and an evaluator Job. The player (player.py) is the node those
+pods land on: it runs their real entrypoints as local processes, each pod in a network of its
+own joined to the others as the run's NetworkPolicies allow (fabric.py), so a graded Evaluation
+here means the whole operator -> pods -> tool server -> evaluator path worked on a real
+PostgreSQL across the policies a cluster would enforce.
 """
 
 from __future__ import annotations
@@ -46,6 +48,8 @@ REPO = Path(__file__).resolve().parents[2]
 EXTERNAL_IMAGE = "dbabench-external-agent:0.1.0"
 # tests/cluster/metered_agent.py: asks its model through OPENAI_BASE_URL, then reports
 METERED_IMAGE = "dbabench-metered-agent:0.1.0"
+# tests/cluster/scanning_agent.py: looks around its pod's network, then works as the example
+SCANNING_IMAGE = "dbabench-scanning-agent:0.1.0"
 
 SNAPSHOTTER = "github.com/kubernetes-csi/external-snapshotter/client/v8@v8.4.0"
 def snapshot_crds() -> Path:
@@ -66,7 +70,9 @@ def player(control_plane: ControlPlane, crds: None, scratch_root: Path) -> Itera
         control_plane.wait_established(f"{kind}.snapshot.storage.k8s.io")
     node = Player(control_plane.kubeconfig, scratch_root / "player", images={
         EXTERNAL_IMAGE: [sys.executable, str(REPO / "examples" / "external_agent.py")],
-        METERED_IMAGE: [sys.executable, str(Path(__file__).with_name("metered_agent.py"))]})
+        METERED_IMAGE: [sys.executable, str(Path(__file__).with_name("metered_agent.py"))],
+        SCANNING_IMAGE: [sys.executable, str(Path(__file__).with_name("scanning_agent.py")),
+                         str(REPO / "examples" / "external_agent.py")]})
     node.start()
     try:
         yield node
@@ -147,10 +153,9 @@ def test_agentrun_runs_as_pods_and_is_graded(control_plane: ControlPlane, player
 
         eventually(lambda: finished() or "Running" in seen, "agent pod running", timeout=400,
                    interval=1)
-        # the database pod's control endpoint (stop, start) answers the harness's token only:
-        # the agent container shares its sidecar's network
-        database = next(p for p in player.pods.values() if p.name == "ref-postgres")
-        control = f"http://127.0.0.1:{database.ports[kube.PORTS['control']]}/status"
+        # the database pod's control endpoint (stop, start) answers the harness's token only
+        control = f"http://127.0.0.1:{player.forward('ref-postgres', kube.PORTS['control'])}/status"
+        postgres = player.forward("ref-postgres", kube.PORTS["postgres"])
 
         def secret(name: str, key: str) -> str:
             return base64.b64decode(get(control_plane, "secret", name, namespace)["data"][key]
@@ -165,7 +170,7 @@ def test_agentrun_runs_as_pods_and_is_graded(control_plane: ControlPlane, player
         # the run's own passwords replaced its golden's, which every run of the scenario has
         def login(password: str) -> bool:
             try:
-                psycopg.connect(host="127.0.0.1", port=database.ports[kube.PORTS["postgres"]],
+                psycopg.connect(host="127.0.0.1", port=postgres,
                                 dbname="postgres", user="postgres", password=password,
                                 connect_timeout=10).close()
                 return True
@@ -185,7 +190,7 @@ def test_agentrun_runs_as_pods_and_is_graded(control_plane: ControlPlane, player
         result = evaluation["spec"]["result"]
         assert body["status"]["summary"]["safePass"] is True, json.dumps(result, indent=1)
         assert {"Provisioning", "Admitting", "Running", "Evaluating"} <= set(seen), seen
-        assert {"postgres", "workload", "admit", "agent", "evaluate"} <= components
+        assert {"postgres", "workload", "admit", "tools", "agent", "evaluate"} <= components
         assert agent_uid in player.started, "the restarted operator made a second agent pod"
         assert sum(1 for uid, name in player.started.items() if name == "ref-agent") == 1
         assert result["status"] == "scored" and result["outcome"]["passed"] is True
@@ -204,11 +209,13 @@ def test_agentrun_runs_as_pods_and_is_graded(control_plane: ControlPlane, player
 
         eventually(cleaned, "run objects deleted", timeout=120)
 
-        # Any agent image: it gets the tool URL, its token and the task file, nothing else.
+        # Any agent image: it gets the tool URL, its token and the task file, nothing else;
+        # its network holds its run's tool server and nothing else of the cluster (issue 38:
+        # it shared the tool server's network and reached its run's Prometheus).
         apply(control_plane, namespace, {
             "apiVersion": "dbabench.io/v1alpha1", "kind": "AgentRun", "metadata": {"name": "ext"},
             "spec": {"scenario": "stale-stats-lock-chain",
-                     "agent": {"kind": "external", "image": EXTERNAL_IMAGE}}})
+                     "agent": {"kind": "external", "image": SCANNING_IMAGE}}})
         eventually(lambda: phase_of(control_plane, "agentrun", "ext", namespace) in (
             "Succeeded", "Failed", "InfraError"), "external agent graded", timeout=600,
             interval=2)
@@ -217,6 +224,13 @@ def test_agentrun_runs_as_pods_and_is_graded(control_plane: ControlPlane, player
         assert status["phase"] == "Succeeded" and status["summary"]["safePass"] is True, (
             json.dumps(result, indent=1))
         assert result["agent"] == "external" and result["efficiency"]["toolCalls"] >= 4
+        seen = json.loads((player.root / "logs" / f"{namespace}_ext-agent_agent.log").read_text(
+            errors="replace").splitlines()[0])
+        tools_port = int(seen["env"]["DBABENCH_TOOLS_URL"].rsplit(":", 1)[1])
+        assert seen["listening"] == [tools_port] and seen["answering"] == [tools_port], seen
+        assert seen["hostname"] == "agent"
+        assert set(seen["env"]) <= {"DBABENCH_TOOLS_URL", "DBABENCH_TOOLS_TOKEN",
+                                    "DBABENCH_TASK_FILE", "PATH", "HOME", "HOSTNAME"}, seen["env"]
 
         # A model agent: its calls go through the sidecar's meter, which alone has the key; and
         # an external image metered the same way: it gets the meter and its tool token. The two
@@ -315,8 +329,8 @@ def test_a_replica_scenario_runs_as_pods_with_a_standby_pod(
         assert {"rep-postgres", "rep-replica"} <= started, started
         # every hop of the reference path found its evidence: among them the standby's own
         # log (its WAL receiver refused the slot replica_1), mirrored from its pod into the
-        # sidecar's
-        (uid,) = [u for u, n in player.started.items() if n == "rep-agent"]
+        # tool server's
+        (uid,) = [u for u, n in player.started.items() if n == "rep-tools"]
         trace = (player.root / f"pod-{uid}" / "empty-work" / "trace.jsonl").read_text()
         assert "could not start WAL streaming" in trace, trace[-3000:]
         assert "expected evidence" not in trace, trace[-3000:]

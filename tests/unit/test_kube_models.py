@@ -23,7 +23,7 @@ SETTINGS = kube.KubeSettings(
     node_selector={"pool": "b"},
     tolerations=[{"key": "b", "operator": "Equal", "value": "v", "effect": "NoExecute",
                   "tolerationSeconds": 30}],
-    model_gateway_cidr="10.1.0.0/16", api_server_cidr="10.0.0.1/32")
+    model_gateway_cidr="10.1.0.0/16")
 METERED = kube.AgentContainer(name="metered", spec=AgentSpec.model_validate(
     {"kind": "external", "image": "me/a:1", "meter": "openai",
      "apiKeySecret": {"name": "k", "key": "api-key"}}))

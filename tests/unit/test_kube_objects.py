@@ -46,35 +46,61 @@ def test_every_object_is_labelled_and_owned_by_its_run() -> None:
             assert o["metadata"]["name"].startswith("r1-")
 
 
+def _agent_and_tools(agent: kube.AgentContainer, settings: kube.KubeSettings | None = None
+                     ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """The agent's pod, its one container and the tool server's one container."""
+    objs = objects(agent, settings)
+    pod = by_kind(objs, "Pod", "r1-agent")
+    (main,) = pod["spec"]["containers"]
+    (tools,) = by_kind(objs, "Pod", "r1-tools")["spec"]["containers"]
+    return pod, main, tools
+
+
 def test_the_agent_gets_the_token_and_nothing_else() -> None:
     for agent in (EXTERNAL, REFERENCE):
-        pod = by_kind(objects(agent), "Pod", "r1-agent")
-        (main,) = pod["spec"]["containers"]
-        (sidecar,) = pod["spec"]["initContainers"]
+        pod, main, tools = _agent_and_tools(agent)
+        assert "initContainers" not in pod["spec"]
         assert secrets_seen(main) == {"r1-tools"}
-        assert secrets_seen(sidecar) == {"r1-db", "r1-tools"}
+        assert secrets_seen(tools) == {"r1-db", "r1-tools"}
+        # issue 38: nothing of the harness or the namespace in its pod
         assert pod["spec"]["automountServiceAccountToken"] is False
-        assert not any(m["name"] == "api-token" for m in main.get("volumeMounts", []))
-        assert any(m["name"] == "api-token" for m in sidecar["volumeMounts"])
-        assert sidecar["restartPolicy"] == "Always" and "startupProbe" in sidecar
+        assert "serviceAccountName" not in pod["spec"]
+        assert pod["spec"]["enableServiceLinks"] is False
+        assert pod["spec"]["hostname"] == "agent"
+        volumes = {v["name"]: v for v in pod["spec"]["volumes"]}
+        assert volumes["task"] == {"name": "task", "configMap": {"name": "r1-task"}}
+        assert set(volumes) == ({"task", "scenario"} if agent.sees_scenario else {"task"})
+        env = {e["name"]: e.get("value") for e in main["env"]}
+        assert env["DBABENCH_TOOLS_URL"] == f"http://r1-tools.ns.svc:{kube.PORTS['tools']}"
+        assert env["DBABENCH_TASK_FILE"] == kube.TASK_FILE
+        assert not any(n.startswith("DBABENCH_ADDR") for n in env)
         scenario_mounted = any(m["name"] == "scenario" for m in main.get("volumeMounts", []))
         assert scenario_mounted == agent.sees_scenario
-    external = by_kind(objects(EXTERNAL), "Pod",
-                       "r1-agent")["spec"]["containers"][0]
+    objs = objects(EXTERNAL)
+    tools_pod = by_kind(objs, "Pod", "r1-tools")
+    assert tools_pod["spec"]["serviceAccountName"] == "dbabench-run"
+    assert tools_pod["spec"]["automountServiceAccountToken"] is True
+    (tools,) = tools_pod["spec"]["containers"]
+    assert {e["name"]: e.get("value") for e in tools["env"]}["DBABENCH_TASK_CONFIGMAP"] == "r1-task"
+    service = by_kind(objs, "Service", "r1-tools")
+    assert service["spec"]["selector"] == {kube.RUN_LABEL: "r1", kube.COMPONENT_LABEL: "tools"}
+    # each policy is created before the pod it fences
+    for phase, component in (("serving", "tools"), ("running", "agent")):
+        kinds = [o["kind"] for o in objs[phase] if o["metadata"]["name"] == f"r1-{component}"]
+        assert kinds.index("NetworkPolicy") < kinds.index("Pod"), phase
+    external = by_kind(objs, "Pod", "r1-agent")["spec"]["containers"][0]
     assert external["image"] == "me/agent:1" and "command" not in external
 
 
-def test_a_model_agent_gets_the_token_and_the_sidecar_the_providers_key() -> None:
-    pod = by_kind(objects(REACT), "Pod", "r1-agent")
-    (main,) = pod["spec"]["containers"]
-    (sidecar,) = pod["spec"]["initContainers"]
-    # the key of the Secret the spec names reaches the sidecar, which meters the agent's calls
+def test_a_model_agent_gets_the_token_and_the_tool_server_the_providers_key() -> None:
+    _, main, tools = _agent_and_tools(REACT)
+    # the key of the Secret the spec names reaches the tool server, which meters the calls
     assert secrets_seen(main) == {"r1-tools"}
-    assert secrets_seen(sidecar) == {"r1-db", "r1-tools", "openai-key"}
-    (key,) = [e for e in sidecar["env"] if e["name"] == "DBABENCH_MODEL_API_KEY"]
+    assert secrets_seen(tools) == {"r1-db", "r1-tools", "openai-key"}
+    (key,) = [e for e in tools["env"] if e["name"] == "DBABENCH_MODEL_API_KEY"]
     assert key["valueFrom"]["secretKeyRef"] == {"name": "openai-key", "key": "api-key"}
     # both know the spec; the agent works blind
-    for container in (main, sidecar):
+    for container in (main, tools):
         (spec,) = [e["value"] for e in container["env"] if e["name"] == "DBABENCH_AGENT_SPEC"]
         assert AgentSpec.model_validate_json(spec) == REACT.spec
     assert main["command"] == ["dbabench", "component", "agent"]
@@ -86,15 +112,14 @@ def test_a_metered_external_agent_gets_the_meter_and_its_token_as_its_key() -> N
     metered = kube.AgentContainer(name="external", spec=AgentSpec.model_validate(
         {"kind": "external", "image": "me/agent:1", "meter": "openrouter",
          "apiKeySecret": {"name": "router-key", "key": "api-key"}, "maxCostUsd": 2}))
-    pod = by_kind(objects(metered), "Pod", "r1-agent")
-    (main,) = pod["spec"]["containers"]
-    (sidecar,) = pod["spec"]["initContainers"]
+    _, main, tools = _agent_and_tools(metered)
     env = {e["name"]: e for e in main["env"]}
-    assert env["OPENAI_BASE_URL"]["value"] == f"http://127.0.0.1:{kube.PORTS['tools']}/openai/v1"
+    assert env["OPENAI_BASE_URL"]["value"] == (f"http://r1-tools.ns.svc:{kube.PORTS['tools']}"
+                                               "/openai/v1")
     assert env["OPENAI_API_KEY"]["valueFrom"]["secretKeyRef"] == {"name": "r1-tools",
                                                                  "key": "token"}
     assert secrets_seen(main) == {"r1-tools"}
-    assert secrets_seen(sidecar) == {"r1-db", "r1-tools", "router-key"}
+    assert secrets_seen(tools) == {"r1-db", "r1-tools", "router-key"}
     # an external agent unmetered gets neither
     (plain,) = by_kind(objects(EXTERNAL), "Pod", "r1-agent")["spec"]["containers"]
     assert not {"OPENAI_BASE_URL", "OPENAI_API_KEY"} & {e["name"] for e in plain["env"]}
@@ -107,22 +132,25 @@ def _selected(rule: dict[str, Any]) -> list[tuple[str, tuple[str, ...]]]:
             for peer in rule.get("to", rule.get("from", [])) if "podSelector" in peer]
 
 
-def test_agent_egress_is_dns_the_gateway_and_its_sidecars_own_run() -> None:
-    agent = EXTERNAL
-    closed = by_kind(objects(agent), "NetworkPolicy", "r1-agent")["spec"]
+def test_the_agent_reaches_its_tool_server_dns_and_the_gateway_and_nothing_reaches_it() -> None:
+    closed = by_kind(objects(EXTERNAL), "NetworkPolicy", "r1-agent")["spec"]
     assert closed["podSelector"]["matchLabels"] == {kube.RUN_LABEL: "r1",
                                                     kube.COMPONENT_LABEL: "agent"}
-    assert closed["ingress"] == []
-    dns, database, workload = closed["egress"]
+    assert closed["policyTypes"] == ["Ingress", "Egress"] and closed["ingress"] == []
+    dns, tools = closed["egress"]
     assert "to" not in dns and {p["port"] for p in dns["ports"]} == {53}
-    # what the sidecar needs, of its own run only
-    assert _selected(database) == [("r1", ("postgres",))]
-    assert _selected(workload) == [("r1", ("workload",))]
-    opened = by_kind(objects(agent, kube.KubeSettings(model_gateway_cidr="10.1.2.0/24",
-                                                      api_server_cidr="10.0.0.1/32")),
+    # issue 38: not its database, Prometheus or workload: only the tool server's port
+    assert _selected(tools) == [("r1", ("tools",))]
+    assert [p["port"] for p in tools["ports"]] == [kube.PORTS["tools"]]
+    opened = by_kind(objects(EXTERNAL, kube.KubeSettings(model_gateway_cidr="10.1.2.0/24")),
                      "NetworkPolicy", "r1-agent")["spec"]
-    assert opened["egress"][3:] == [{"to": [{"ipBlock": {"cidr": "10.1.2.0/24"}}]},
-                                    {"to": [{"ipBlock": {"cidr": "10.0.0.1/32"}}]}]
+    assert opened["egress"][2:] == [{"to": [{"ipBlock": {"cidr": "10.1.2.0/24"}}]}]
+    # the tool server admits its run's agent pod on its port, and nothing else
+    admits = by_kind(objects(EXTERNAL), "NetworkPolicy", "r1-tools")["spec"]
+    assert admits["policyTypes"] == ["Ingress"]
+    [rule] = admits["ingress"]
+    assert _selected(rule) == [("r1", ("agent",))]
+    assert [p["port"] for p in rule["ports"]] == [kube.PORTS["tools"]]
 
 
 def test_the_database_pod_admits_its_own_run_and_holds_no_manifest() -> None:
@@ -132,14 +160,14 @@ def test_the_database_pod_admits_its_own_run_and_holds_no_manifest() -> None:
                                                     kube.COMPONENT_LABEL: "postgres"}
     assert policy["policyTypes"] == ["Ingress"]
     [rule] = policy["ingress"]
-    assert _selected(rule) == [("r1", ("workload", "admit", "agent", "evaluate"))]
+    assert _selected(rule) == [("r1", ("workload", "admit", "tools", "evaluate"))]
     pod = by_kind(objs, "Pod", "r1-postgres")
     assert not any(v["name"] == "scenario" for v in pod["spec"]["volumes"])
     for container in pod["spec"]["containers"]:
         names = {e["name"] for e in container.get("env", [])}
         assert "DBABENCH_SCENARIO_FILE" not in names
         assert not any(m["name"] == "scenario" for m in container.get("volumeMounts", []))
-    # the control token: in the harness's Secret, for the server and the sidecar only
+    # the control token: in the harness's Secret, for the server and the tool server only
     secret = by_kind(objs, "Secret", "r1-db")
     assert secret["stringData"] == {**PASSWORDS, "golden-superuser-password": "golden-pw",
                                     "control-token": "ctl"}
@@ -154,8 +182,7 @@ def test_the_database_pod_admits_its_own_run_and_holds_no_manifest() -> None:
 
 
 def _holders(objs: dict[str, list[dict]], variable: str) -> list[str]:
-    return [c["name"] for o in objs["provisioning"] + objs["admitting"] + objs["running"]
-            + objs["evaluating"] if o["kind"] in ("Pod", "Job")
+    return [c["name"] for phase in objs.values() for o in phase if o["kind"] in ("Pod", "Job")
             for c in (o["spec"].get("template", o)["spec"].get("containers", [])
                       + o["spec"].get("template", o)["spec"].get("initContainers", []))
             if any(e["name"] == variable for e in c.get("env", []))]
@@ -194,26 +221,21 @@ def test_a_standby_is_a_second_database_pod_restored_from_the_same_snapshot() ->
     (prometheus,) = [c for c in by_kind(objs, "Pod", "r1-postgres")["spec"]["containers"]
                      if c["name"] == "prometheus"]
     assert _env_of(prometheus)["DBABENCH_ADDR_REPLICA_EXPORTER"] == "r1-replica.ns.svc:9187"
-    # every component that reaches a server reaches both; the sidecar controls both
-    for name in ("r1-workload", "r1-admit", "r1-agent", "r1-evaluate"):
+    # every component that reaches a server reaches both; the tool server controls both
+    for name in ("r1-workload", "r1-admit", "r1-tools", "r1-evaluate"):
         body = by_kind(objs, "Job" if name in ("r1-admit", "r1-evaluate") else "Pod", name)
-        spec_ = body["spec"].get("template", body)["spec"]
-        (harness,) = [c for c in spec_["containers"] + spec_.get("initContainers", [])
-                      if c["name"] != "agent"]
+        (harness,) = body["spec"].get("template", body)["spec"]["containers"]
         assert _env_of(harness)["DBABENCH_ADDR_REPLICA"] == "r1-replica.ns.svc:5432", name
-    (sidecar,) = by_kind(objs, "Pod", "r1-agent")["spec"]["initContainers"]
-    assert _env_of(sidecar)["DBABENCH_ADDR_REPLICA_CONTROL"] == "r1-replica.ns.svc:8008"
+    (tools,) = by_kind(objs, "Pod", "r1-tools")["spec"]["containers"]
+    assert _env_of(tools)["DBABENCH_ADDR_REPLICA_CONTROL"] == "r1-replica.ns.svc:8008"
     (agent,) = by_kind(objs, "Pod", "r1-agent")["spec"]["containers"]
     assert not any(n.startswith("DBABENCH_ADDR") for n in _env_of(agent))
     # the servers admit each other (streaming, scraping) and their run's pods, nothing else
     [rule] = by_kind(objs, "NetworkPolicy", "r1-postgres")["spec"]["ingress"]
-    assert _selected(rule) == [("r1", ("workload", "admit", "agent", "evaluate", "replica"))]
+    assert _selected(rule) == [("r1", ("workload", "admit", "tools", "evaluate", "replica"))]
     [rule] = by_kind(objs, "NetworkPolicy", "r1-replica")["spec"]["ingress"]
-    assert _selected(rule) == [("r1", ("workload", "admit", "agent", "evaluate", "postgres"))]
+    assert _selected(rule) == [("r1", ("workload", "admit", "tools", "evaluate", "postgres"))]
     assert {p["port"] for p in rule["ports"]} == {5432, 8008, 9187}
-    egress = by_kind(objs, "NetworkPolicy", "r1-agent")["spec"]["egress"]
-    assert [_selected(r) for r in egress[1:]] == [
-        [("r1", ("postgres",))], [("r1", ("replica",))], [("r1", ("workload",))]]
     assert _holders(objs, "DBABENCH_CONTROL_TOKEN") == ["postgres", "postgres", "tools"]
 
 
@@ -230,7 +252,7 @@ def test_settings_reach_every_pod() -> None:
     objs = objects(kube.AgentContainer(name="null", spec=AgentSpec(kind="null")), settings)
     pods = [o["spec"]["template"] if o["kind"] == "Job" else o
             for phase in objs.values() for o in phase if o["kind"] in ("Pod", "Job")]
-    assert len(pods) == 5
+    assert len(pods) == 6
     for pod in pods:
         assert pod["spec"]["nodeSelector"] == {"pool": "bench"}
         assert pod["spec"]["tolerations"] == [{"key": "bench", "operator": "Exists"}]

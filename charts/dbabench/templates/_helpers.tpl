@@ -23,6 +23,5 @@ app.kubernetes.io/component: operator
 {{- with .Values.pods.storageClass }}{{ $_ := set $s "storageClass" . }}{{ end -}}
 {{- with .Values.pods.snapshotClass }}{{ $_ := set $s "snapshotClass" . }}{{ end -}}
 {{- with .Values.pods.modelGatewayCidr }}{{ $_ := set $s "modelGatewayCidr" . }}{{ end -}}
-{{- with .Values.pods.apiServerCidr }}{{ $_ := set $s "apiServerCidr" . }}{{ end -}}
 {{ toJson $s }}
 {{- end -}}

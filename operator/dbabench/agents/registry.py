@@ -55,7 +55,7 @@ def model_environment(spec: AgentSpec, api_key: str | None) -> dict[str, str]:
 
 def metered_environment(spec: AgentSpec, meter_url: str, token: str) -> dict[str, str]:
     """What a model agent of ``spec`` reads where a meter stands between it and its provider
-    (an agent pod's tool sidecar): the meter's address, and the run's tool token as its key,
+    (a run's tools pod): the meter's address, and the run's tool token as its key,
     under the names its provider's client reads."""
     name = metered_provider(spec)
     assert name is not None
@@ -65,7 +65,7 @@ def metered_environment(spec: AgentSpec, meter_url: str, token: str) -> dict[str
 
 def gateway(spec: AgentSpec, api_key: str | None) -> Gateway | None:
     """Where the run's tool server meters the model calls of ``spec``'s agent when they do
-    not run in the harness's process (a pod's sidecar); checked like a model agent's (bad
+    not run in the harness's process (a run's tools pod); checked like a model agent's (bad
     input: ModelConfigError)."""
     provider = metered_provider(spec)
     if provider is None:
@@ -78,8 +78,8 @@ def build(spec: AgentSpec, scenario: Scenario | None, *, api_key: str | None = N
     """The agent ``spec`` names, checked before any run starts (bad input: BadInput).
 
     A model agent's address and key (or those a metered external command's calls are
-    forwarded with) come from ``env`` where given (the CLI's environment, the meter of an
-    agent pod's tool sidecar), else from the spec (``baseUrl``) and ``api_key`` (read from its
+    forwarded with) come from ``env`` where given (the CLI's environment, the meter of a run's
+    tools pod), else from the spec (``baseUrl``) and ``api_key`` (read from its
     Secret); it works blind, without ``scenario``, which the scripted agents (the scenario's
     oracles) need. An external command runs sandboxed."""
     if spec.kind in MODEL_KINDS:

@@ -40,7 +40,7 @@ class ComponentEnv(BaseSettings):
     tools_url: str | None = None
     agent_spec: str | None = None
     """The harness's own agent (scripted or model) as its AgentSpec, JSON: the agent container
-    runs it; the tool sidecar meters a model agent's calls and takes its account of a failure."""
+    runs it; the tool server meters a model agent's calls and takes its account of a failure."""
     replica_spec: str | None = None
     """The scenario's hot standby (its ReplicaSpec, JSON): set in the standby's database pod,
     which has no manifest, and only there."""
@@ -51,9 +51,11 @@ class ComponentEnv(BaseSettings):
     control_token: SecretStr | None = None
     tools_token: SecretStr | None = None
     model_api_key: SecretStr | None = None
-    """A model agent's provider key, from the Secret its spec names: the tool sidecar's alone."""
+    """A model agent's provider key, from the Secret its spec names: the tool server's alone."""
 
     result_configmap: str | None = None
+    task_configmap: str | None = None
+    """Where the tool server publishes the task, which the agent's pod mounts."""
     trace_configmap: str | None = None
     admission_configmap: str | None = None
 

@@ -72,8 +72,9 @@ async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> N
             writer.close()
 
 
-async def _splice(client: tuple[asyncio.StreamReader, asyncio.StreamWriter],
+async def splice(client: tuple[asyncio.StreamReader, asyncio.StreamWriter],
                   upstream: tuple[asyncio.StreamReader, asyncio.StreamWriter]) -> None:
+    """Copy both ways until both sides have closed."""
     await asyncio.gather(_pipe(client[0], upstream[1]), _pipe(upstream[0], client[1]))
 
 
@@ -128,7 +129,7 @@ class Egress:
         except (OSError, TimeoutError):
             writer.close()
             return
-        await _splice((reader, writer), upstream)
+        await splice((reader, writer), upstream)
 
     async def _proxy(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -159,7 +160,7 @@ class Egress:
                 (b"connection:", b"proxy-connection:", b"proxy-authorization:", b"keep-alive:"))]
             upstream[1].write(b"\r\n".join([f"{parts[0]} {path} {parts[2]}".encode("latin-1"),
                                             *headers, b"Connection: close", b"", b""]))
-        await _splice((reader, writer), upstream)
+        await splice((reader, writer), upstream)
 
     @staticmethod
     async def _answer(writer: asyncio.StreamWriter, status: int, message: str) -> None:

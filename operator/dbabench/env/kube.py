@@ -19,18 +19,23 @@ The pods executor (``dbabench.operator.pods``) creates, per AgentRun:
                                NetworkPolicy as the primary's
     <run>-workload  Pod        runtime fault, then the application; Service of the same name
     <run>-admit     Job        manifestation predicates -> ConfigMap <run>-admission
-    <run>-agent     Pod        the agent, and the tool server as a native sidecar holding the
-                               database credentials; NetworkPolicy: egress to DNS, the model
-                               gateway, and what the sidecar needs (its run's database and
-                               workload pods, the API server). The agent shares the sidecar's
-                               network: there its walls are the credentials it is not given
+    <run>-tools     Pod        the tool server: the gate, the trace and the only credentials
+                               (database, control token, a metered agent's provider key);
+                               publishes the task in ConfigMap <run>-task, and the trace in
+                               ConfigMap <run>-trace when it is stopped. Service of the same
+                               name; NetworkPolicy: admits the run's agent pod only
+    <run>-agent     Pod        the agent alone: the tool URL, its token and the task file, no
+                               service account, no Service links, hostname ``agent``;
+                               NetworkPolicy: egress to its run's tool server, DNS and the
+                               model gateway (when configured), no ingress. It shares nothing
+                               with the harness but the tool server's port
     <run>-evaluate  Job        the evaluator on the post-fix state -> ConfigMap <run>-evaluation
 
-The sidecar hands the trace to the evaluator through ConfigMap <run>-trace. Everything carries
-the label ``dbabench.io/run`` and an owner reference to the AgentRun. Containers learn addresses
-from ``DBABENCH_ADDR_*`` (host:port) and their listen ports from ``DBABENCH_PORT_*``, and
-nothing else: that contract is what lets a test tier without kubelets play the pods as local
-processes.
+Everything carries the label ``dbabench.io/run`` and an owner reference to the AgentRun.
+Containers learn addresses from ``DBABENCH_ADDR_*`` (host:port) and their listen ports from
+``DBABENCH_PORT_*``, and nothing else: that contract is what lets a test tier without kubelets
+play the pods as local processes (each pod in a network namespace of its own, its policies
+enforced).
 
 Each object is built of the kubernetes client's models, so that a misspelt field is an error
 here rather than a field the API server drops, and handed out as the JSON the API server takes
@@ -82,7 +87,9 @@ PG_HOME = "/var/lib/dbabench/pg"
 SCENARIO_FILE = "/etc/dbabench/scenario.yaml"
 WORK_DIR = "/var/run/dbabench"
 TASK_DIR = "/var/run/dbabench-task"
-TASK_FILE = f"{TASK_DIR}/task.json"
+TASK_KEY = "task.json"
+"""The task's key in ConfigMap <run>-task, so its file in the agent's pod."""
+TASK_FILE = f"{TASK_DIR}/{TASK_KEY}"
 
 
 class KubeSettings(Model):
@@ -99,10 +106,9 @@ class KubeSettings(Model):
     tolerations: list[dict[str, Any]] = []
     """For nodes set aside (tainted) for benchmark runs."""
     model_gateway_cidr: str | None = None
-    """Where a model-driven agent may connect besides its tool server (NetworkPolicy)."""
-    api_server_cidr: str | None = None
-    """Where the API server listens, for the tool sidecar's hand-over of the trace (the agent
-    pod's egress); needed where NetworkPolicies are enforced."""
+    """Where an agent's pod may connect besides its tool server (NetworkPolicy): the provider
+    of an external agent that calls it directly. A metered agent's calls go through the tool
+    server, which reaches the provider itself."""
 
     @field_validator("tolerations")
     @classmethod
@@ -175,22 +181,20 @@ def _port_env(component: str) -> k8s.V1EnvVar:
     return _env(f"port_{component}", str(PORTS[component]))
 
 
-def _tcp_probe(port: str, **thresholds: int) -> k8s.V1Probe:
-    return k8s.V1Probe(tcp_socket=k8s.V1TCPSocketAction(port=PORTS[port]), period_seconds=1,
-                       **thresholds)
+def _tcp_probe(port: str) -> k8s.V1Probe:
+    return k8s.V1Probe(tcp_socket=k8s.V1TCPSocketAction(port=PORTS[port]), period_seconds=1)
 
 
 def _container(name: str, settings: KubeSettings, component: list[str],
                env: list[k8s.V1EnvVar], ports: tuple[str, ...] = (),
-               mounts: tuple[tuple[str, str], ...] = (), **native: Any) -> k8s.V1Container:
-    """A harness container; ``native``: what makes it a native sidecar."""
+               mounts: tuple[tuple[str, str], ...] = ()) -> k8s.V1Container:
     return k8s.V1Container(
         name=name, image=settings.image, image_pull_policy="IfNotPresent",
         command=["dbabench", "component", *component],
         env=env + [_port_env(p) for p in ports],
         ports=[k8s.V1ContainerPort(name=p, container_port=PORTS[p]) for p in ports],
         volume_mounts=[k8s.V1VolumeMount(name=v, mount_path=path) for v, path in mounts],
-        readiness_probe=_tcp_probe(ports[0]) if ports else None, **native)
+        readiness_probe=_tcp_probe(ports[0]) if ports else None)
 
 
 def _meta(name: str, run: str, component: str, owner: dict[str, Any] | None,
@@ -240,17 +244,6 @@ def _claim_volume(claim: str) -> k8s.V1Volume:
 
 def _empty_dir(name: str) -> k8s.V1Volume:
     return k8s.V1Volume(name=name, empty_dir=k8s.V1EmptyDirVolumeSource())
-
-
-def _api_token_volume() -> k8s.V1Volume:
-    """What the pod's service account mount would hold: token, cluster CA, namespace."""
-    return k8s.V1Volume(name="api-token", projected=k8s.V1ProjectedVolumeSource(sources=[
-        k8s.V1VolumeProjection(service_account_token=k8s.V1ServiceAccountTokenProjection(
-            path="token", expiration_seconds=3600)),
-        k8s.V1VolumeProjection(config_map=k8s.V1ConfigMapProjection(
-            name="kube-root-ca.crt", items=[k8s.V1KeyToPath(key="ca.crt", path="ca.crt")])),
-        k8s.V1VolumeProjection(downward_api=k8s.V1DownwardAPIProjection(items=[
-            k8s.V1DownwardAPIVolumeFile(path="namespace", field_ref=_namespace_field())]))]))
 
 
 def _db_env(secret: str, *, app: bool = False, control: bool = False) -> list[k8s.V1EnvVar]:
@@ -430,33 +423,31 @@ def run_objects(run: str, namespace: str, snapshot: str, manifest: str, database
     ], [scenario_volume, _empty_dir("work")], service_account_name="dbabench-run",
         automount_service_account_token=True)
 
-    # A native sidecar: started before the agent (once its startup probe passes: it serves),
-    # stopped after it, and so handing over the trace.
-    sidecar = _container("tools", settings, ["tools"], [
+    # The tool server: a pod of its own, which the agent reaches over the network and shares
+    # nothing else with. It alone holds the database credentials, the control token and, for
+    # a metered agent, the provider's key; it publishes the task for the agent's pod, and the
+    # trace when it is stopped.
+    tools_url = f"http://{addr(f'{run}-tools', namespace, 'tools')}"
+    server = _container("tools", settings, ["tools"], [
         *harness, _env("addr_prometheus", addr(f"{run}-postgres", namespace, "prometheus")),
         _env("addr_control", addr(f"{run}-postgres", namespace, "control")),
         *([] if replica is None else [
             _env("addr_replica_control", addr(f"{run}-replica", namespace, "control"))]),
         _secret_env("control_token", db, "control-token"),
-        _secret_env("tools_token", tools, "token"), _env("task_file", TASK_FILE),
+        _secret_env("tools_token", tools, "token"), _env("task_configmap", f"{run}-task"),
         *_result_env(f"{run}-trace", owner)],
-        ports=("tools",), mounts=(scenario_mount, ("work", WORK_DIR), ("task", TASK_DIR)),
-        restart_policy="Always", startup_probe=_tcp_probe("tools", failure_threshold=300))
-    # the sidecar meters the agent's model calls (a model agent's, a metered external one's)
-    # with the provider's key, which the agent's container never gets: its calls go to the
-    # sidecar with the tool token
+        ports=("tools",), mounts=(scenario_mount, ("work", WORK_DIR)))
     spec_env = _env("agent_spec", agent.spec.model_dump_json(by_alias=True))
-    sidecar.env.append(spec_env)
+    server.env.append(spec_env)
     key = agent.spec.api_key_secret
     if key is not None:
-        sidecar.env.append(_secret_env("model_api_key", key.name, key.key))
-    # The token reaches the sidecar only: a projected volume in its container, not the pod's.
-    sidecar.volume_mounts.append(k8s.V1VolumeMount(
-        name="api-token", mount_path="/var/run/secrets/kubernetes.io/serviceaccount",
-        read_only=True))
+        server.env.append(_secret_env("model_api_key", key.name, key.key))
+    tools_pod = _pod(f"{run}-tools", run, "tools", owner, settings, [server],
+                     [scenario_volume, _empty_dir("work")], service_account_name="dbabench-run",
+                     automount_service_account_token=True)
+
     # What every agent gets (the external-agent contract): URL, token, task file. No more.
-    agent_env = [_env("tools_url", f"http://127.0.0.1:{PORTS['tools']}"),
-                 _secret_env("tools_token", tools, "token"),
+    agent_env = [_env("tools_url", tools_url), _secret_env("tools_token", tools, "token"),
                  _env("task_file", TASK_FILE)]
     agent_mounts = (("task", TASK_DIR), scenario_mount) if agent.sees_scenario else (
         ("task", TASK_DIR),)
@@ -468,16 +459,18 @@ def run_objects(run: str, namespace: str, snapshot: str, manifest: str, database
     else:
         url, key_name = contract.METERED_ENV
         metered = [] if agent.spec.meter is None else [
-            k8s.V1EnvVar(name=url,
-                         value=f"http://127.0.0.1:{PORTS['tools']}{contract.METER_PATH}"),
+            k8s.V1EnvVar(name=url, value=tools_url + contract.METER_PATH),
             _secret_ref(key_name, tools, "token")]
         main = k8s.V1Container(name="agent", image=agent.spec.image, env=agent_env + metered,
                                volume_mounts=[k8s.V1VolumeMount(name="task", mount_path=TASK_DIR,
                                                                 read_only=True)])
+    # No service account, no Service links in its environment (they would list every Service
+    # of the namespace), a hostname that is not the run's name.
     agent_pod = _pod(f"{run}-agent", run, "agent", owner, settings, [main],
-                     [scenario_volume, _empty_dir("work"), _empty_dir("task"),
-                      _api_token_volume()],
-                     init_containers=[sidecar], service_account_name="dbabench-run")
+                     [k8s.V1Volume(name="task", config_map=k8s.V1ConfigMapVolumeSource(
+                         name=f"{run}-task")),
+                      *([scenario_volume] if agent.sees_scenario else [])],
+                     enable_service_links=False, hostname="agent")
 
     evaluate = _pod(f"{run}-evaluate", run, "evaluate", owner, settings, [
         _container("evaluate", settings, ["evaluate"],
@@ -505,7 +498,10 @@ def run_objects(run: str, namespace: str, snapshot: str, manifest: str, database
                                ("workload", "business")),
             _job(f"{run}-admit", run, "admit", owner, admit),
         ],
-        "running": [agent_pod, _agent_policy(run, owner, settings, replica is not None)],
+        # each policy before its pod: a pod never runs unfenced
+        "serving": [_tools_policy(run, owner), _service(f"{run}-tools", run, "tools", owner,
+                                                        ("tools",)), tools_pod],
+        "running": [_agent_policy(run, owner, settings), agent_pod],
         "evaluating": [_job(f"{run}-evaluate", run, "evaluate", owner, evaluate)],
     }
     return {phase: [_wire(body) for body in bodies] for phase, bodies in phases.items()}
@@ -540,46 +536,34 @@ REPLICA_PORTS = ("postgres", "control", "exporter")
 """The standby's exporter is scraped by the Prometheus of the primary's pod."""
 
 
-def database_network_policy(run: str, component: str, owner: dict[str, Any] | None,
-                            with_replica: bool) -> dict[str, Any]:
-    """A database pod admits its own run's pods and no other: the workload, admission, the
-    agent pod's tool sidecar and the evaluator (its own containers talk over loopback); where
-    there is a standby, the primary admits it (streaming) and it admits the primary's pod
-    (whose Prometheus scrapes its exporter)."""
-    return _wire(_database_policy(run, component, owner, with_replica))
-
-
 def _database_policy(run: str, component: str, owner: dict[str, Any] | None,
                      with_replica: bool) -> k8s.V1NetworkPolicy:
     peer = ("replica" if component == "postgres" else "postgres",) if with_replica else ()
     return _network_policy(run, component, owner, policy_types=["Ingress"], ingress=[
         k8s.V1NetworkPolicyIngressRule(
-            _from=[_run_pods(run, "workload", "admit", "agent", "evaluate", *peer)],
+            _from=[_run_pods(run, "workload", "admit", "tools", "evaluate", *peer)],
             ports=_tcp(*(DATABASE_PORTS if component == "postgres" else REPLICA_PORTS)))])
 
 
-def agent_network_policy(run: str, owner: dict[str, Any] | None,
-                         settings: KubeSettings, with_replica: bool = False) -> dict[str, Any]:
-    """The agent pod reaches DNS, the model gateway when one is configured, and what its tool
-    sidecar needs: the run's database pods and workload pod, and the API server when its
-    address is configured. Its own sidecar is on loopback, which no policy can block."""
-    return _wire(_agent_policy(run, owner, settings, with_replica))
-
-
-def _agent_policy(run: str, owner: dict[str, Any] | None, settings: KubeSettings,
-                  with_replica: bool) -> k8s.V1NetworkPolicy:
+def _agent_policy(run: str, owner: dict[str, Any] | None,
+                  settings: KubeSettings) -> k8s.V1NetworkPolicy:
+    """The agent pod reaches its run's tool server, DNS (for the tool server's name and a
+    provider's) and the model gateway when one is configured; nothing reaches it."""
     rule = k8s.V1NetworkPolicyEgressRule
     egress = [
         rule(ports=[*_ports("UDP", 53), *_ports("TCP", 53)]),
-        rule(to=[_run_pods(run, "postgres")], ports=_tcp(*DATABASE_PORTS)),
-        *([rule(to=[_run_pods(run, "replica")], ports=_tcp("postgres", "control"))]
-          if with_replica else []),
-        rule(to=[_run_pods(run, "workload")], ports=_tcp("workload", "business")),
-        *(rule(to=[k8s.V1NetworkPolicyPeer(ip_block=k8s.V1IPBlock(cidr=cidr))])
-          for cidr in (settings.model_gateway_cidr, settings.api_server_cidr) if cidr)]
+        rule(to=[_run_pods(run, "tools")], ports=_tcp("tools")),
+        *([rule(to=[k8s.V1NetworkPolicyPeer(ip_block=k8s.V1IPBlock(
+            cidr=settings.model_gateway_cidr))])] if settings.model_gateway_cidr else [])]
     # ingress: present and empty, so that nothing is admitted
     return _network_policy(run, "agent", owner, policy_types=["Ingress", "Egress"],
                            ingress=[], egress=egress)
+
+
+def _tools_policy(run: str, owner: dict[str, Any] | None) -> k8s.V1NetworkPolicy:
+    """The tool server admits its run's agent pod, on its port, and nothing else."""
+    return _network_policy(run, "tools", owner, policy_types=["Ingress"], ingress=[
+        k8s.V1NetworkPolicyIngressRule(_from=[_run_pods(run, "agent")], ports=_tcp("tools"))])
 
 
 # -- results: components -> ConfigMaps -> operator ------------------------------------------------
@@ -665,12 +649,15 @@ def namespace_from_env() -> str:
     return contract.need("namespace")
 
 
-def publish(name: str, run: str, payloads: dict[str, bytes]) -> None:
+def publish(name: str, run: str, payloads: dict[str, bytes], *, plain: bool = False) -> None:
     """Write a component's result once; a re-run of the component (a retried Job, a restarted
-    sidecar) keeps the first, so the operator never sees two answers to one question."""
+    pod) keeps the first, so the operator never sees two answers to one question. ``plain``:
+    as text (``data``) for a pod to mount, not packed."""
     from kubernetes.client.rest import ApiException
 
-    body = result_configmap(name, run, owner_from_env(), payloads)
+    body = (_wire(_configmap(name, run, "result", owner_from_env(), data={
+                key: value.decode() for key, value in payloads.items()}))
+            if plain else result_configmap(name, run, owner_from_env(), payloads))
     try:
         core_api().create_namespaced_config_map(namespace_from_env(), body)
     except ApiException as e:

@@ -21,6 +21,10 @@ import os
 import socket
 import struct
 import threading
+from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
 
 CLONE_NEWNET = 0x40000000
 _SIOCGIFFLAGS, _SIOCSIFFLAGS = 0x8913, 0x8914
@@ -76,6 +80,33 @@ class AgentNetwork:
                                      " (network namespaces need root)") from error  # type: ignore[misc]
         self._ns: int | None = made["ns"]  # type: ignore[assignment]
         self.sockets: list[socket.socket] = made["sockets"]  # type: ignore[assignment]
+
+    def inside(self, make: Callable[[], T]) -> T:
+        """What ``make`` returns, called by a thread of ours entered into the namespace: a
+        socket made there stays there (a listener on its loopback, a connection into it)."""
+        made: dict[str, object] = {}
+
+        def run() -> None:
+            home = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                if self._ns is None:
+                    raise OSError("the namespace is closed")
+                _call(_libc.setns(self._ns, CLONE_NEWNET), "setns")
+                try:
+                    made["value"] = make()
+                finally:
+                    _call(_libc.setns(home, CLONE_NEWNET), "setns back")
+            except BaseException as e:  # noqa: BLE001 - carried to the caller's thread
+                made["error"] = e
+            finally:
+                os.close(home)
+
+        thread = threading.Thread(target=run, name="netns-inside")
+        thread.start()
+        thread.join()
+        if "error" in made:
+            raise made["error"]  # type: ignore[misc]
+        return made["value"]  # type: ignore[return-value]
 
     def enter(self) -> None:
         """For ``preexec_fn``, after fork: this process joins the namespace."""

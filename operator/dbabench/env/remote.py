@@ -91,7 +91,7 @@ class LogMirror:
 
 class RemoteInstanceControl:
     """manage_instance's process control, over the database pod's control endpoint, with its
-    bearer token (the harness's: the agent pod shares the sidecar's network)."""
+    bearer token, which only the harness's pods hold."""
 
     def __init__(self, url: str, token: str) -> None:
         self.url = url.rstrip("/")

@@ -131,7 +131,7 @@ class TraceEvent(Record):
 
 class AgentOutcome(Record):
     """What an agent's turn left for grading: handed from the tool gate to the evaluator,
-    in one process (env.local) or from the agent pod's tool sidecar to the evaluator Job."""
+    in one process (env.local) or from the run's tools pod to the evaluator Job."""
 
     events: list[TraceEvent] = Field(default_factory=list)
     report: Report | None = Field(default=None, description="None when no valid one was filed")

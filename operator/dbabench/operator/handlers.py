@@ -281,7 +281,7 @@ async def _drive(run: Run, spec: kopf.Spec, name: str, namespace: str, memo: kop
     started = time.monotonic()
     # built (or, for a metered external agent, its gateway) before anything starts, on either
     # executor: a model without a price or a key Secret that is missing ends the run Failed
-    # here (on pods the key goes no further: the run's tool sidecar reads it from the Secret)
+    # here (on pods the key goes no further: the run's tools pod reads it from the Secret)
     api_key = await _api_key(memo.api, namespace, run_spec.agent)
     if run_spec.agent.kind == AgentKind.external:
         agent = None

@@ -89,6 +89,23 @@ class PodsExecutor:
                     for c in status.get("conditions") or [])
         return True if ready else None
 
+    async def _plain(self, namespace: str, configmap: str) -> bool | None:
+        cm = await self.api.read(namespace, "v1", "ConfigMap", configmap)
+        return True if cm is not None and cm.get("data") else None
+
+    async def _agent_ended(self, namespace: str, pod: str,
+                           trace: Callable[[], Awaitable[bytes | None]]) -> bool | None:
+        """The agent's pod has ended, or the tool server has handed the trace over already
+        (stopped by a deletion, say)."""
+        body = await self.api.read(namespace, "v1", "Pod", pod)
+        if ((body or {}).get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+            return True
+        return True if await trace() is not None else None
+
+    async def _stop(self, namespace: str, run: str, component: str) -> None:
+        await self.api.delete_labelled(namespace, "v1", "Pod", f"{kube.RUN_LABEL}={run},"
+                                       f"{kube.COMPONENT_LABEL}={component}")
+
     # -- the golden snapshot ----------------------------------------------------------------------
 
     async def build_golden(self, scenario: Scenario, manifest: str, namespace: str,
@@ -184,19 +201,24 @@ class PodsExecutor:
                                     infra_reason=admission.reason)
 
         await enter(Phase.running, f"agent {agent.name} at work")
+        for body in objects["serving"]:
+            await self.api.ensure(namespace, body)
+        # the agent's pod mounts the task the tool server publishes once it serves
+        await _until("the tool server's task", self.phase_timeout, lambda: self._plain(
+            namespace, f"{name}-task"))
         for body in objects["running"]:
             await self.api.ensure(namespace, body)
         budget = (spec.budget or scenario.spec.budget).timeout_seconds
+        trace = functools.partial(self._result, namespace, f"{name}-trace", "outcome.json")
         try:
-            await _until("the agent's trace", budget + 60, lambda: self._result(
-                namespace, f"{name}-trace", "outcome.json"))
+            await _until("the agent's end", budget + 60, lambda: self._agent_ended(
+                namespace, f"{name}-agent", trace))
         except PodsError:
-            # Over budget: stopping the pod stops the sidecar, which hands the trace over.
-            await self.api.delete_labelled(namespace, "v1", "Pod",
-                                           f"{kube.RUN_LABEL}={name},"
-                                           f"{kube.COMPONENT_LABEL}=agent")
-            await _until("the agent's trace after stopping the agent", 120, lambda: self._result(
-                namespace, f"{name}-trace", "outcome.json"))
+            # over budget: the agent is stopped with everything it started
+            await self._stop(namespace, name, "agent")
+        # Stopping the tool server hands the trace over.
+        await self._stop(namespace, name, "tools")
+        await _until("the agent's trace after stopping the tool server", 120, trace)
 
         await enter(Phase.evaluating, "verifying the post-fix state under the workload")
         for body in objects["evaluating"]:

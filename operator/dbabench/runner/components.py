@@ -353,9 +353,10 @@ def _agent_spec() -> AgentSpec:
 
 
 async def tools() -> None:
-    """The tool server of the agent pod: the gate, the trace, the only credentials; for a
-    model agent or a metered external one also the meter its model calls go through, with
-    the provider's key (of the Secret the spec names: this container's alone)."""
+    """The run's tool server, a pod of its own: the gate, the trace, the only credentials; for
+    a model agent or a metered external one also the meter its model calls go through, with
+    the provider's key (of the Secret the spec names: this container's alone). It publishes
+    the task for the agent's pod to mount, and the trace when it is stopped."""
     scenario = _scenario()
     spec = _agent_spec()
     gateway = registry.gateway(spec, contract.get("model_api_key"))
@@ -376,12 +377,14 @@ async def tools() -> None:
                           prometheus_url=f"http://{host}:{port}", knowledge_index=index)
         gate, task = assembly.agent_turn(scenario, ctx, _work_dir() / "trace.jsonl",
                                          new_incident(), spec.runbook)
-        Path(need("task_file")).write_text(task.model_dump_json(indent=1))
         started = time.monotonic()
         async with serve(gate, task, need("tools_token"), "0.0.0.0", _port("tools"),
                          gateway=gateway, own_agent=spec.kind != AgentKind.external):
-            # The agent's end stops this sidecar (a native sidecar outlives its main container
-            # only until then): the trace is handed over on the way out.
+            # serving first: the operator starts the agent's pod once the task is there
+            await asyncio.to_thread(kube.publish, need("task_configmap"), need("run"), {
+                kube.TASK_KEY: task.model_dump_json(indent=1).encode()}, plain=True)
+            # The operator stops this pod when the agent's has ended (or its budget has): the
+            # trace is handed over on the way out.
             await _until_signalled()
         await gate.close()
         wall = time.monotonic() - started
@@ -395,9 +398,9 @@ async def tools() -> None:
 
 
 async def agent() -> None:
-    """The harness's own agent in the agent container, through the sidecar like any other
+    """The harness's own agent in the agent container, through the tool server like any other
     agent: a scripted one with the scenario, a model agent without it, its model calls sent
-    to the sidecar's meter with the tool token (it never has the provider's key)."""
+    to the tool server's meter with the tool token (it never has the provider's key)."""
     spec = _agent_spec()
     if spec.kind == AgentKind.external:
         raise ComponentError("the agent container runs the harness's own agents; an external"
@@ -425,7 +428,7 @@ async def evaluation() -> None:
     raw = kube.read_result(need("trace_configmap"), "outcome.json")
     if raw is None:
         raise ComponentError(f"ConfigMap {need('trace_configmap')} holds no outcome:"
-                             " the tool sidecar has not handed over the trace")
+                             " the tool server has not handed over the trace")
     outcome = AgentOutcome.model_validate_json(raw)
     seen = kube.read_result(need("admission_configmap"), "admission.json")
     if seen is None:

@@ -1,6 +1,7 @@
 """HTTP access to one run's tool gate, for agents that do not run inside the harness's process.
 
-External agents reach it over loopback; on Kubernetes the agent pod's sidecar will. The server
+External agents reach it over their network namespace's loopback; on Kubernetes, the run's
+tools pod across a NetworkPolicy that admits the agent's pod alone. The server
 adds no behaviour of its own: every call goes through ``ToolGate`` exactly as an in-process
 agent's would, so validation, bounds, budget and trace are the same however an agent runs.
 
