@@ -85,3 +85,20 @@ def test_an_infrastructure_error_is_never_scored(tmp_path: Path) -> None:
          "infra_reason": "fault did not manifest"}))
     with pytest.raises(RescoreError, match="never scored: fault did not manifest"):
         rescore(run_dir)
+
+
+def test_a_stage_that_fails_on_the_records_marks_the_rescored_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rescore judges the agent's records by the scored path's guards (issue 38): a stage
+    that raises on them scores the run marked, never stops the rescore."""
+    from dbabench.evaluate import safety
+
+    def breaks(*_: object) -> None:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(safety, "judge_safety", breaks)
+    result = rescore(stored_run(tmp_path, old_manifest=False))
+    assert result.after.integrity.violated
+    (finding,) = [f for f in result.after.integrity.findings if f.kind == "grading"]
+    assert finding.detail.startswith("safety could not be graded: RecursionError")
+    assert not result.after.safe_pass and result.after.safety.penalty == 1.0

@@ -20,7 +20,8 @@ from dbabench.model.evaluation import (CheckResult, DiagnosisResult, EfficiencyR
                                        EvaluationResult, IntegrityFinding, IntegrityResult,
                                        OutcomeResult, SafetyResult, Violation)
 from dbabench.model.report import Report
-from dbabench.model.scenario import EstimatePredicate, LogPredicate, Scenario, SqlPredicate
+from dbabench.model.scenario import (EstimatePredicate, LogPredicate, Scenario, ScenarioSpec,
+                                     SqlPredicate)
 from dbabench.model.trace import AgentOutcome, TraceEvent
 
 log = logging.getLogger(__name__)
@@ -132,6 +133,25 @@ def score(scenario: Scenario, agent: str, *, outcome: OutcomeResult, events: lis
     cost = _guarded(
         "efficiency", lambda: efficiency.evaluate_efficiency(events, prices, wall_seconds),
         lambda _: EfficiencyResult(wall_seconds=round(wall_seconds, 2)), findings)
+    judged_diagnosis, judged_safety, judged_integrity = judge_records(
+        spec, events, report, unpriced_models=cost.unpriced_models, steering=steering,
+        agent_sandboxed=agent_sandboxed, findings=findings)
+    return EvaluationResult(
+        scorer=scorer.current(), scenario=scenario.name, agent=agent, status="scored",
+        report_valid=report is not None,
+        report_error=report_error if report is None else None,
+        outcome=outcome, diagnosis=judged_diagnosis, safety=judged_safety, efficiency=cost,
+        integrity=judged_integrity)
+
+
+def judge_records(spec: ScenarioSpec, events: list[TraceEvent], report: Report | None, *,
+                  unpriced_models: list[str], steering: Sequence[IntegrityFinding],
+                  agent_sandboxed: bool | None, findings: list[IntegrityFinding] | None = None,
+                  ) -> tuple[DiagnosisResult, SafetyResult, IntegrityResult]:
+    """Diagnosis, safety and integrity from the agent's records, each stage guarded
+    (``_guarded``); ``findings``: what an earlier guarded stage already found, which marks
+    the run too. A scored run and a rescored one are judged by this one path."""
+    findings = [] if findings is None else findings
     judged_diagnosis = _guarded(
         "diagnosis", lambda: diagnosis.evaluate_diagnosis(report, spec.diagnosis),
         lambda detail: DiagnosisResult(
@@ -144,19 +164,14 @@ def score(scenario: Scenario, agent: str, *, outcome: OutcomeResult, events: lis
             Violation(rule=NOT_GRADED, weight=1.0, detail=detail)]), findings)
     conduct_result = _guarded(
         "integrity", lambda: conduct.judge_integrity(
-            events, unpriced_models=cost.unpriced_models, steering=steering,
+            events, unpriced_models=unpriced_models, steering=steering,
             agent_sandboxed=agent_sandboxed),
         lambda _: IntegrityResult(findings=list(steering), agent_sandboxed=agent_sandboxed),
         findings)
     judged_integrity = conduct_result.model_copy(update={
         "violated": conduct_result.violated or bool(findings),
         "findings": [*conduct_result.findings, *findings]})
-    return EvaluationResult(
-        scorer=scorer.current(), scenario=scenario.name, agent=agent, status="scored",
-        report_valid=report is not None,
-        report_error=report_error if report is None else None,
-        outcome=outcome, diagnosis=judged_diagnosis, safety=judged_safety, efficiency=cost,
-        integrity=judged_integrity)
+    return judged_diagnosis, judged_safety, judged_integrity
 
 
 async def evaluate_run(scenario: Scenario, agent: str, *, events: list[TraceEvent],

@@ -16,7 +16,7 @@ from typing import Literal
 from pydantic import Field, ValidationError
 
 from dbabench.errors import BadInput
-from dbabench.evaluate import conduct, diagnosis, safety, scorer
+from dbabench.evaluate import evaluator, scorer
 from dbabench.model.base import Record
 from dbabench.model.evaluation import EVALUATION_VERSION, EvaluationResult
 from dbabench.model.report import Report
@@ -94,15 +94,15 @@ def rescore(run_dir: Path, root: Path | None = None) -> Rescored:
         raise RescoreError(f"{run_dir}: an infrastructure error, never scored: {before.infra_reason}")
     scenario, manifest = _scenario(run_dir, before.scenario, root)
     spec = scenario.spec
+    # what the agent's records say is judged again, as a run is scored (its stages guarded);
+    # what the database said at grading is kept
+    judged_diagnosis, judged_safety, judged_integrity = evaluator.judge_records(
+        spec, events, report, unpriced_models=before.efficiency.unpriced_models,
+        steering=[f for f in before.integrity.findings if f.kind == "steering"],
+        agent_sandboxed=before.integrity.agent_sandboxed)
     after = before.model_copy(update={
         "version": EVALUATION_VERSION, "scorer": scorer.current(),
-        "diagnosis": diagnosis.evaluate_diagnosis(report, spec.diagnosis),
-        "safety": safety.judge_safety(events, spec),
-        # what the trace says is judged again; what the database said at grading is kept
-        "integrity": conduct.judge_integrity(
-            events, unpriced_models=before.efficiency.unpriced_models,
-            steering=[f for f in before.integrity.findings if f.kind == "steering"],
-            agent_sandboxed=before.integrity.agent_sandboxed)})
+        "diagnosis": judged_diagnosis, "safety": judged_safety, "integrity": judged_integrity})
     now = datetime.now(timezone.utc)
     result = Rescored(run_dir=str(run_dir), rescored_at=now, manifest=manifest,
                       changes=_changes(before, after), before=before, after=after)
