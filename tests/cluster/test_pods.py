@@ -180,7 +180,9 @@ def test_agentrun_runs_as_pods_and_is_graded(control_plane: ControlPlane, player
         assert login(secret("ref-db", "superuser-password"))
         assert not login(secret(snapshot["name"], "superuser-password"))
         # The operator dies mid-run; its successor carries the same run on, with the same pods.
-        agent_uid = get(control_plane, "pod", "ref-agent", namespace)["metadata"]["uid"]
+        # (Running starts the tool server; the agent's pod follows once the task is published)
+        agent_uid = eventually(lambda: get(control_plane, "pod", "ref-agent", namespace),
+                               "the agent's pod", timeout=120, interval=0.5)["metadata"]["uid"]
         operator.stop(signal.SIGKILL)
         operator.start()
         eventually(finished, "pods run graded", timeout=600, interval=1)
@@ -229,8 +231,10 @@ def test_agentrun_runs_as_pods_and_is_graded(control_plane: ControlPlane, player
         tools_port = int(seen["env"]["DBABENCH_TOOLS_URL"].rsplit(":", 1)[1])
         assert seen["listening"] == [tools_port] and seen["answering"] == [tools_port], seen
         assert seen["hostname"] == "agent"
-        assert set(seen["env"]) <= {"DBABENCH_TOOLS_URL", "DBABENCH_TOOLS_TOKEN",
-                                    "DBABENCH_TASK_FILE", "PATH", "HOME", "HOSTNAME"}, seen["env"]
+        # (LC_CTYPE: Python's own, coercing the C locale: PEP 538)
+        assert set(seen["env"]) - {"LC_CTYPE"} <= {
+            "DBABENCH_TOOLS_URL", "DBABENCH_TOOLS_TOKEN", "DBABENCH_TASK_FILE", "PATH", "HOME",
+            "HOSTNAME"}, seen["env"]
 
         # A model agent: its calls go through the sidecar's meter, which alone has the key; and
         # an external image metered the same way: it gets the meter and its tool token. The two
