@@ -431,6 +431,24 @@ async def test_termination_records_the_sessions_it_ended(
         await victim.close()
 
 
+async def test_a_do_block_is_counted_for_the_sessions_it_ended(
+        gate: ToolGate, postgres: PostgresInstance) -> None:
+    """Procedural code's body is not the trace's to read, so the sessions it ends are
+    counted around it (issue 38: terminations written where the gate did not look)."""
+    victim = await psycopg.AsyncConnection.connect(
+        postgres.dsn(database="app", application_name="victim"), autocommit=True)
+    try:
+        out = await gate.call("execute_sql", {
+            "sql": "DO $$ BEGIN PERFORM pg_terminate_backend(pid) FROM pg_stat_activity"
+                   " WHERE application_name = 'victim'; END $$"})
+        ok(out)
+        [event] = [e for e in trace_events(gate) if e.seq == out["seq"]]
+        assert event.statements[0].classes == ["procedural"]
+        assert [s.pid for s in event.sessions_ended] == [victim.info.backend_pid]
+    finally:
+        await victim.close()
+
+
 async def test_blocked_statement_class_is_refused_without_running(
         make_gate: MakeGate, table_name: str) -> None:
     gate = make_gate(refuse=policy.REFUSED | {"destructive_ddl"})

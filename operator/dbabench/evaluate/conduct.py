@@ -84,6 +84,59 @@ SELECT 'rule ' || r.rulename || ' on ' || c.relname
 """
 
 
+# The catalog's own objects, as initdb made them (oids below FirstNormalObjectId), digested
+# per kind: a builtin function replaced (the one a check reads), a catalog table or function
+# renamed out of the scan's or the gate's sight, a system view's rule rewritten. And any object
+# made in a catalog schema since. The gate refuses each way it knows of doing so; this is
+# what the database itself says at grading, however it was done.
+FIRST_NORMAL_OID = 16384
+_CATALOG_TAMPERING = f"""
+SELECT 'catalog ' || kind || ' as initdb made them: digest ' || pg_catalog.md5(
+           pg_catalog.string_agg(item, ',' ORDER BY item))
+  FROM (SELECT 'relations', pg_catalog.concat_ws('|', c.oid, c.relname, c.relnamespace,
+                                                  c.relkind)
+          FROM pg_catalog.pg_class c WHERE c.oid < {FIRST_NORMAL_OID}
+        UNION ALL
+        SELECT 'functions', pg_catalog.concat_ws('|', p.oid, p.proname, p.pronamespace,
+               p.prolang, p.prosrc, p.probin, p.prosecdef, p.proconfig)
+          FROM pg_catalog.pg_proc p WHERE p.oid < {FIRST_NORMAL_OID}
+        UNION ALL
+        SELECT 'types', pg_catalog.concat_ws('|', t.oid, t.typname, t.typnamespace,
+               t.typinput, t.typoutput)
+          FROM pg_catalog.pg_type t WHERE t.oid < {FIRST_NORMAL_OID}
+        UNION ALL
+        SELECT 'operators', pg_catalog.concat_ws('|', o.oid, o.oprname, o.oprnamespace,
+               o.oprcode)
+          FROM pg_catalog.pg_operator o WHERE o.oid < {FIRST_NORMAL_OID}
+        UNION ALL
+        SELECT 'schemas', pg_catalog.concat_ws('|', n.oid, n.nspname)
+          FROM pg_catalog.pg_namespace n WHERE n.oid < {FIRST_NORMAL_OID}
+        UNION ALL
+        SELECT 'rules', pg_catalog.concat_ws('|', r.oid, r.rulename, r.ev_class, r.ev_action)
+          FROM pg_catalog.pg_rewrite r WHERE r.ev_class < {FIRST_NORMAL_OID}) AS o(kind, item)
+ GROUP BY kind
+UNION ALL
+SELECT 'made in the catalog: ' || kind || ' ' || name
+  FROM (SELECT 'relation', n.nspname || '.' || c.relname, c.oid, n.nspname
+          FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+        UNION ALL
+        SELECT 'function', n.nspname || '.' || p.proname, p.oid, n.nspname
+          FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+        UNION ALL
+        SELECT 'type', n.nspname || '.' || t.typname, t.oid, n.nspname
+          FROM pg_catalog.pg_type t JOIN pg_catalog.pg_namespace n ON n.oid = t.typnamespace
+        UNION ALL
+        SELECT 'operator', n.nspname || '.' || o.oprname, o.oid, n.nspname
+          FROM pg_catalog.pg_operator o JOIN pg_catalog.pg_namespace n
+            ON n.oid = o.oprnamespace) AS m(kind, name, oid, nspname)
+ WHERE m.oid >= {FIRST_NORMAL_OID} AND m.nspname IN ('pg_catalog', 'information_schema')
+"""
+# A scan that fails for want of a catalog relation, function or column found the catalog
+# altered (SQLSTATE class 42: undefined_table and kin); a timeout or a lost connection is
+# the server's state, which the outcome's checks judge.
+_TAMPERED_CLASS = "42"
+
+
 # What the server's shared catalogs hold that steers the verifier or what it reads: settings
 # stored for the harness's own role (the verifier's session would get them), and where and in
 # which language the server writes its log (the log checks read that log, in English). None
@@ -140,7 +193,12 @@ async def _steering_in(conn: psycopg.AsyncConnection, database: str) -> list[str
     try:
         cur = await conn.execute(_STEERING_OBJECTS)
         found = [f"{database}: {r[0]}" for r in await cur.fetchall()]
-    except psycopg.Error:
+        cur = await conn.execute(_CATALOG_TAMPERING)
+        found += [f"{database}: {r[0]}" for r in await cur.fetchall()]
+    except psycopg.Error as e:
+        if (e.sqlstate or "").startswith(_TAMPERED_CLASS):
+            return [f"{database}: the catalog scan failed, the catalog altered:"
+                    f" {e.sqlstate} {str(e).splitlines()[0][:200]}"]
         return []
     try:
         found += [f"{database}: {item}" for item in await shadowing(conn)]
@@ -224,7 +282,8 @@ async def shadowing(conn: psycopg.AsyncConnection) -> list[str]:
 
 
 def new_steering(before: Iterable[str], now: Iterable[str]) -> list[IntegrityFinding]:
-    """The steering objects that appeared while the agent worked."""
+    """The steering objects, and changes to the catalog, that appeared while the agent
+    worked."""
     seen = set(before)
     return [IntegrityFinding(kind="steering", detail=f"created while the agent worked: {item}")
             for item in now if item not in seen]

@@ -37,7 +37,7 @@ from dbabench.policy.classes import (
 )
 from dbabench.policy.nodes import TooDeep, parse_sql
 from dbabench.policy.reach import BOOTSTRAP_SUPERUSER, ESCALATING_ROLE_ATTRIBUTES, Reach
-from dbabench.policy.walk import Ancestor, Skip, Walk, base_name, walk
+from dbabench.policy.walk import Ancestor, Skip, Walk, base_name, enclosing, walk
 
 __all__ = ["HARNESS_ACCESS", "OBSERVATIONAL", "REFUSED", "StatementClass", "classify",
            "is_mutating", "normalize_relation", "parse_pg_bool"]
@@ -493,14 +493,6 @@ def _is_inspection_relation(name: str) -> bool:
     return name.startswith("pg_stat") or name in _INSPECTION_RELATIONS
 
 
-def _enclosing(ancestors: Ancestor | None, kind: type[ast.Node]) -> Any:
-    while ancestors is not None:
-        if isinstance(ancestors.node, kind):
-            return ancestors.node
-        ancestors = ancestors.parent
-    return None
-
-
 def _in_from_clause(ancestors: Ancestor | None) -> bool:
     while ancestors is not None:
         if ancestors.member in ("fromClause", "usingClause"):
@@ -512,7 +504,7 @@ def _in_from_clause(ancestors: Ancestor | None) -> bool:
 def _signals_every_row(ancestors: Ancestor, statement: ast.Node) -> bool:
     """A call inside a SELECT with a FROM list runs once per row; without any filter in the
     statement, that is once per session the source lists."""
-    select = _enclosing(ancestors, ast.SelectStmt)
+    select = enclosing(ancestors, ast.SelectStmt)
     if select is None or not select.fromClause:
         return False
     return not any(_narrows(node) for node in _descendants(statement))

@@ -12,10 +12,12 @@ reaching everything.
 
 from __future__ import annotations
 
+import functools
 import json
 import posixpath
 import re
 from collections.abc import Iterable, Iterator
+from importlib import resources
 from typing import Any
 
 from pglast import ast
@@ -24,7 +26,7 @@ from pglast.error import Error as PglastError
 from pglast.parser import parse_plpgsql_json
 
 from dbabench.policy.nodes import parse_sql
-from dbabench.policy.walk import Ancestor, Walk, base_name
+from dbabench.policy.walk import Ancestor, Walk, base_name, enclosing
 from dbabench.policy.classes import StatementClass
 
 FILE_ACCESS = StatementClass.file_access
@@ -34,9 +36,32 @@ DYNAMIC_SQL = StatementClass.dynamic_sql
 LEXER_SETTING = StatementClass.lexer_setting
 ROLE_ESCALATION = StatementClass.role_escalation
 CATALOG_WRITE = StatementClass.catalog_write
+DEFERRED_TERMINATION = StatementClass.deferred_termination
 # Schemas of the system's own relations. An unqualified pg_* name resolves to pg_catalog
 # first whatever the search path, so it is taken as the catalog's.
 CATALOG_SCHEMAS = frozenset({"pg_catalog", "pg_toast", "information_schema"})
+# With it on, a superuser may create, replace and rename the catalog's own relations.
+CATALOG_SETTINGS = frozenset({"allow_system_table_mods"})
+
+# The functions that end or cancel other sessions: the gate records which sessions a call
+# to them ended, so they must run in the statement the agent sends, not later from a body.
+SIGNAL_FUNCTIONS = frozenset({"pg_terminate_backend", "pg_cancel_backend"})
+# What holds code that runs later than the statement that writes it, or out of its sight.
+_DEFERRED = (
+    ast.ViewStmt, ast.RuleStmt, ast.CreateFunctionStmt, ast.DefineStmt, ast.CreateCastStmt,
+    ast.CreateDomainStmt, ast.AlterDomainStmt, ast.ColumnDef, ast.Constraint,
+    ast.CreatePolicyStmt, ast.AlterPolicyStmt, ast.CreateTrigStmt, ast.PrepareStmt,
+    ast.DeclareCursorStmt, ast.CreateStmt, ast.AlterTableStmt, ast.IndexStmt,
+    ast.CreateTableAsStmt,
+)
+
+
+@functools.cache
+def catalog_names() -> frozenset[str]:
+    """PostgreSQL 15's own functions, types and operators (catalog_names.txt)."""
+    text = resources.files("dbabench.policy").joinpath("catalog_names.txt").read_text()
+    # "--" opens a comment (no operator can start with it; "#" and its kin are operators)
+    return frozenset(line for line in text.splitlines() if line and not line.startswith("--"))
 
 # Functions that take server paths, with the positions of their path arguments.
 PATH_FUNCTIONS: dict[str, tuple[int, ...]] = {
@@ -115,6 +140,8 @@ def setting_reach(name: str, value: str | None) -> set[StatementClass]:
     cannot read it (computed). A reset of any of them is harmless, so it is never asked: it
     returns the setting to what the harness configured, and runs or loads nothing new."""
     name = name.lower()
+    if name in CATALOG_SETTINGS:
+        return set() if value is not None and _off(value) else {CATALOG_WRITE}
     if name in LEXER_SETTINGS:
         value = (value or "?").strip().lower()
         pinned = LEXER_SETTINGS[name]
@@ -133,6 +160,12 @@ def setting_reach(name: str, value: str | None) -> set[StatementClass]:
     else:
         runs = False
     return {PROGRAM_EXECUTION} if runs else set()
+
+
+def _off(value: str) -> bool:
+    text = value.strip().lower()
+    return text in ("0", "false", "no") or (len(text) >= 2 and "off".startswith(text)) or (
+        bool(text) and ("false".startswith(text) or "no".startswith(text)))
 
 
 def _copies_wal(command: str) -> bool:
@@ -192,6 +225,9 @@ class Reach(Walk):
     def __init__(self) -> None:
         self.classes: set[StatementClass] = set()
         self.paths: list[str] = []
+        self._bodies = 0
+        """How deep the walk is in a function's body given as text, which runs when the
+        function is called (a DO block's runs now: the gate counts the sessions it ends)."""
 
     def _path(self, path: ast.Node | None) -> None:
         self.classes.add(FILE_ACCESS)
@@ -200,6 +236,9 @@ class Reach(Walk):
             self.paths.append(text)
 
     def _function(self, name: str, args: tuple[ast.Node, ...] | None) -> None:
+        if name in SIGNAL_FUNCTIONS and args is None:
+            # named without a call: an operator, a cast, whatever calls it later
+            self.classes.add(DEFERRED_TERMINATION)
         if name in PATH_FUNCTIONS:
             # named without a call (an operator, a cast): whatever calls it picks the path
             self.classes.add(FILE_ACCESS)
@@ -214,7 +253,10 @@ class Reach(Walk):
             self._set_config(args or ())
 
     def visit_FuncCall(self, ancestors: Ancestor, node: ast.FuncCall) -> None:
-        self._function(base_name(node.funcname), node.args)
+        name = base_name(node.funcname)
+        self._function(name, node.args)
+        if name in SIGNAL_FUNCTIONS and (self._bodies or enclosing(ancestors, _DEFERRED)):
+            self.classes.add(DEFERRED_TERMINATION)
 
     def visit_CopyStmt(self, ancestors: Ancestor, node: ast.CopyStmt) -> None:
         if node.is_from:
@@ -239,6 +281,7 @@ class Reach(Walk):
     visit_UpdateStmt = visit_DeleteStmt = visit_MergeStmt = visit_InsertStmt
 
     def visit_ViewStmt(self, ancestors: Ancestor, node: ast.ViewStmt) -> None:
+        self._defined(node.view)
         # a view over one relation is updatable: writing through it writes that relation
         query = node.query
         sources = getattr(query, "fromClause", None) or ()
@@ -250,6 +293,62 @@ class Reach(Walk):
     def visit_TruncateStmt(self, ancestors: Ancestor, node: ast.TruncateStmt) -> None:
         for relation in node.relations or ():
             self._written(relation)
+
+    # DDL on the catalog's own objects: a builtin function replaced or renamed (a check reads
+    # it; the gate knows the file functions by name), a catalog table renamed out of the
+    # integrity scan's sight, a view put in its place, an object moved into pg_catalog.
+
+    def _defined(self, target: Any) -> None:
+        if _catalog_object(target):
+            self.classes.add(CATALOG_WRITE)
+
+    def visit_RenameStmt(self, ancestors: Ancestor, node: ast.RenameStmt) -> None:
+        self._defined(node.relation if node.relation is not None else node.object)
+
+    def visit_AlterObjectSchemaStmt(self, ancestors: Ancestor,
+                                    node: ast.AlterObjectSchemaStmt) -> None:
+        self._defined(node.relation if node.relation is not None else node.object)
+        if _catalog_schema(node.newschema):
+            self.classes.add(CATALOG_WRITE)
+
+    def visit_AlterOwnerStmt(self, ancestors: Ancestor, node: ast.AlterOwnerStmt) -> None:
+        self._defined(node.relation if node.relation is not None else node.object)
+
+    def visit_AlterFunctionStmt(self, ancestors: Ancestor, node: ast.AlterFunctionStmt) -> None:
+        self._defined(node.func)
+
+    def visit_DropStmt(self, ancestors: Ancestor, node: ast.DropStmt) -> None:
+        for target in node.objects or ():
+            self._defined(target)
+
+    def visit_CreateStmt(self, ancestors: Ancestor, node: ast.CreateStmt) -> None:
+        self._defined(node.relation)
+
+    def visit_CreateTableAsStmt(self, ancestors: Ancestor, node: ast.CreateTableAsStmt) -> None:
+        self._defined(node.into.rel if node.into is not None else None)
+
+    def visit_AlterTableStmt(self, ancestors: Ancestor, node: ast.AlterTableStmt) -> None:
+        self._defined(node.relation)
+
+    def visit_CompositeTypeStmt(self, ancestors: Ancestor, node: ast.CompositeTypeStmt) -> None:
+        self._defined(node.typevar)
+
+    def visit_CreateEnumStmt(self, ancestors: Ancestor, node: ast.CreateEnumStmt) -> None:
+        self._defined(node.typeName)
+
+    visit_CreateRangeStmt = visit_AlterEnumStmt = visit_CreateEnumStmt
+
+    def visit_CreateDomainStmt(self, ancestors: Ancestor, node: ast.CreateDomainStmt) -> None:
+        self._defined(node.domainname)
+
+    def visit_AlterDomainStmt(self, ancestors: Ancestor, node: ast.AlterDomainStmt) -> None:
+        self._defined(node.typeName)
+
+    def visit_CreateSeqStmt(self, ancestors: Ancestor, node: ast.CreateSeqStmt) -> None:
+        self._defined(node.sequence)
+
+    def visit_AlterOperatorStmt(self, ancestors: Ancestor, node: ast.AlterOperatorStmt) -> None:
+        self._defined(node.opername)
 
     def visit_LoadStmt(self, ancestors: Ancestor, node: ast.LoadStmt) -> None:
         # LOAD runs a library's initialisation code inside the server: one the server ships,
@@ -284,6 +383,7 @@ class Reach(Walk):
     # Things that name a function without calling it, to be called later by an operator, a
     # cast or an aggregate.
     def visit_DefineStmt(self, ancestors: Ancestor, node: ast.DefineStmt) -> None:
+        self._defined(node.defnames)
         for option in node.definition or ():
             if isinstance(option.arg, ast.TypeName):
                 self._function(base_name(option.arg.names), None)
@@ -359,6 +459,7 @@ class Reach(Walk):
 
     def visit_CreateFunctionStmt(self, ancestors: Ancestor,
                                  node: ast.CreateFunctionStmt) -> None:
+        self._defined(node.funcname)
         language = (_option(node.options, "language") or "sql").lower()
         if language not in READABLE_LANGUAGES:
             # C, internal and untrusted languages run whatever they like inside the server
@@ -367,10 +468,14 @@ class Reach(Walk):
         body = _body(node.options)
         if node.sql_body is not None or body is None:
             return  # a parsed body is walked as part of this statement
-        if language == "sql":
-            self._sql_text(body)
-        else:
-            self._plpgsql(_function_source(node, body))
+        self._bodies += 1
+        try:
+            if language == "sql":
+                self._sql_text(body)
+            else:
+                self._plpgsql(_function_source(node, body))
+        finally:
+            self._bodies -= 1
 
     def visit_DoStmt(self, ancestors: Ancestor, node: ast.DoStmt) -> None:
         language = (_option(node.args, "language") or "plpgsql").lower()
@@ -406,8 +511,34 @@ class Reach(Walk):
 def _catalog(relation: ast.RangeVar) -> bool:
     schema = (relation.schemaname or "").lower()
     if schema:
-        return schema in CATALOG_SCHEMAS or schema.startswith("pg_toast")
+        return _catalog_schema(schema)
     return (relation.relname or "").lower().startswith("pg_")
+
+
+def _catalog_schema(schema: str | None) -> bool:
+    name = (schema or "").lower()
+    return name in CATALOG_SCHEMAS or name.startswith("pg_toast")
+
+
+def _catalog_object(target: Any) -> bool:
+    """Whether a DDL statement's object (a relation, or a name as a function, type or
+    operator is written) is the catalog's: in a catalog schema, or unqualified and one of
+    PostgreSQL's own names, which resolve to pg_catalog first."""
+    match target:
+        case ast.RangeVar():
+            return _catalog(target)
+        case ast.ObjectWithArgs(objname=names) | ast.TypeName(names=names):
+            return _catalog_object(names)
+        case ast.String(sval=name):
+            return _catalog_schema(name)  # a schema's own name
+        case tuple() if target and all(isinstance(n, ast.String) for n in target):
+            *schema, name = [n.sval or "" for n in target]
+            if schema:
+                return _catalog_schema(schema[-1])
+            return name.lower().startswith("pg_") or name in catalog_names()
+    return False
+
+
 
 
 def _escalates(option: ast.DefElem, joins: str | None) -> bool:

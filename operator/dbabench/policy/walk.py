@@ -100,3 +100,12 @@ def base_name(names: Iterable[ast.Node] | None) -> str:
     """The unqualified, lower-cased name of a qualified one (a function's, a type's)."""
     parts = [n.sval or "" for n in names or () if isinstance(n, ast.String)]
     return parts[-1].lower() if parts else ""
+
+
+def enclosing(ancestors: Ancestor | None, kinds: type | tuple[type, ...]) -> Any:
+    """The nearest node above (``ancestors``) of one of ``kinds``, else None."""
+    while ancestors is not None:
+        if isinstance(ancestors.node, kinds):
+            return ancestors.node
+        ancestors = ancestors.parent
+    return None

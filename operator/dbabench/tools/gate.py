@@ -43,7 +43,9 @@ from dbabench.tools.sql import ExecuteSqlArgs, SqlSession
 TOOL_NAMES = ("query_metrics", "execute_sql", "manage_instance", "read_log",
               "query_knowledge_base")
 MUTATING_INSTANCE_ACTIONS = {"start", "stop", "restart", "reload", "config_set"}
-TERMINATING = {"session_termination", "query_cancel"}
+# Calls whose sessions ended are recorded: the signals written in the statement, and
+# procedural code (CALL, EXECUTE, DO) whose body the trace cannot show, which may end some.
+TERMINATING = {"session_termination", "query_cancel", "procedural"}
 # pg_terminate_backend returns before the backend has exited.
 TERMINATION_SETTLE_SECONDS = 0.5
 
