@@ -84,6 +84,18 @@ def prometheus_url(postgres: PostgresInstance, scratch_root: Path) -> Iterator[s
         procs.stop_all()
 
 
+async def test_prometheus_tells_nothing_of_its_run_directory(prometheus_url: str) -> None:
+    """Its flags and working directory are served to whoever reaches it, and a run
+    directory's path names the scenario (issue 38: read off them by code in the server)."""
+    async with httpx.AsyncClient(timeout=10) as client:
+        flags = (await client.get(f"{prometheus_url}/api/v1/status/flags")).json()["data"]
+        runtime = (await client.get(f"{prometheus_url}/api/v1/status/runtimeinfo")).json()
+    assert flags["config.file"] == "/srv/prometheus.yml"
+    assert flags["storage.tsdb.path"] == "/srv/tsdb"
+    assert runtime["data"]["CWD"] == "/" and runtime["data"]["reloadConfigSuccess"] is True
+    assert "tools-monitoring" not in json.dumps([flags, runtime])
+
+
 @pytest.fixture(scope="module")
 def knowledge_index() -> Path:
     if not knowledge.DEFAULT_HTML_DIR.is_dir():

@@ -7,6 +7,7 @@ as often as the metrics tool steps by default (``SCRAPE_INTERVAL``).
 from __future__ import annotations
 
 import functools
+import os
 import shutil
 import signal
 import subprocess
@@ -114,16 +115,35 @@ def write_prometheus_config(work_dir: Path, run_id: str, targets: dict[str, str]
 
 
 def prometheus_argv(work_dir: Path, run_id: str, targets: dict[str, str], listen: str,
-                    interval: str = SCRAPE_INTERVAL) -> list[str]:
+                    interval: str = SCRAPE_INTERVAL, seen_at: Path | None = None) -> list[str]:
     """Write the scrape configuration of one run into ``work_dir`` and return the command line
-    of its Prometheus."""
-    config_path = write_prometheus_config(work_dir, run_id, targets, interval)
-    return [prometheus_binary(), f"--config.file={config_path}",
-            f"--storage.tsdb.path={work_dir / 'tsdb'}", f"--web.listen-address={listen}",
+    of its Prometheus; ``seen_at``: where it will find ``work_dir`` (a mount of it)."""
+    write_prometheus_config(work_dir, run_id, targets, interval)
+    home = seen_at or work_dir
+    return [prometheus_binary(), f"--config.file={home / 'prometheus.yml'}",
+            f"--storage.tsdb.path={home / 'tsdb'}", f"--web.listen-address={listen}",
             "--storage.tsdb.retention.time=1d", "--log.level=warn",
             # a hidden flag (5 s by default): the first scrape lands within a scrape
             # interval of the start instead of ~5 s later
             "--scrape.discovery-reload-interval=100ms"]
+
+
+# Prometheus tells whoever reaches it its flags (/api/v1/status/flags) and working directory
+# (/api/v1/status/runtimeinfo), and a run directory's path names the scenario (a campaign
+# cell's, the agent too). Where it can, it runs in a mount namespace of its own, the run's
+# monitoring directory bound at MOUNTED_AT, from "/": what it tells names neither.
+MOUNTED_AT = Path("/srv")
+_BIND_AND_EXEC = 'mount --bind "$0" "$1" && cd / && shift && exec "$@"'
+
+
+def _mounting(directory: Path) -> list[str] | None:
+    """The command line before a program's that runs it with ``directory`` seen at
+    MOUNTED_AT; None where this machine cannot (not root, no mount point)."""
+    unshare, mount, sh = (shutil.which(p) for p in ("unshare", "mount", "sh"))
+    if os.geteuid() != 0 or not MOUNTED_AT.is_dir() or None in (unshare, mount, sh):
+        return None
+    return [str(unshare), "--mount", "--propagation", "private", str(sh), "-c",
+            _BIND_AND_EXEC.replace("mount ", f"{mount} ", 1), str(directory), str(MOUNTED_AT)]
 
 
 def exporter_binary() -> str:
@@ -153,10 +173,11 @@ def start_monitoring(procs: ProcessTable, run_dir: Path, *, run_id: str,
                  *(f"--collector.{name}" for name in NODE_COLLECTORS)],
                 env=GO_RUNTIME, log=mon_dir / "node_exporter.log")
     targets |= {"node": f"127.0.0.1:{node_port}", **extra_targets}
-    prometheus = procs.spawn(
-        "prometheus", prometheus_argv(mon_dir, run_id, targets, f"127.0.0.1:{prom_port}",
-                                      interval=FIRST_SCRAPE_INTERVAL),
-        env=GO_RUNTIME, log=mon_dir / "prometheus.log")
+    mounting = _mounting(mon_dir)
+    argv = prometheus_argv(mon_dir, run_id, targets, f"127.0.0.1:{prom_port}",
+                           interval=FIRST_SCRAPE_INTERVAL, seen_at=MOUNTED_AT if mounting else None)
+    prometheus = procs.spawn("prometheus", [*(mounting or []), *argv], env=GO_RUNTIME,
+                             log=mon_dir / "prometheus.log", execs=argv[0])
     url = f"http://127.0.0.1:{prom_port}"
     deadline = time.monotonic() + timeout
     _wait_for_targets(procs, url, set(targets), deadline)
