@@ -274,6 +274,26 @@ def test_budget_exhaustion_is_429_from_then_on(serve_gate: ServeGate) -> None:
     assert "step budget" in (served.events()[2].error or "")
 
 
+def test_agent_records_are_bounded_per_step_of_the_budget(serve_gate: ServeGate) -> None:
+    """Thoughts and self-reported model calls cost no step, but a run takes
+    RECORDS_PER_STEP of them per step: a flood cannot grow the trace without end."""
+    from dbabench.tools.gate import RECORDS_PER_STEP
+    served = serve_gate(max_steps=2)
+    bound = RECORDS_PER_STEP * 2
+    with served.client() as client:
+        for n in range(bound):
+            client.think(f"thought {n}")
+        error = refused(lambda: client.think("one too many"))
+        assert error.status == 429 and "record budget" in error.message
+        error = refused(lambda: client.model_call("openai:gpt-4o-mini", {"input_tokens": 1}))
+        assert error.status == 429
+        # tool calls and the report are budgeted apart
+        assert client.call("execute_sql", sql="SELECT 1")["ok"]
+        assert client.report(VALID_REPORT) == {"ok": True}
+    kinds = [e.kind for e in served.events()]
+    assert kinds.count("thought") == bound and "model" not in kinds
+
+
 # -- report and agent-side events ------------------------------------------------------------
 
 def test_report_accepted_and_traced(served: Served, client: ToolClient) -> None:

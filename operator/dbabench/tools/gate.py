@@ -46,6 +46,8 @@ MUTATING_INSTANCE_ACTIONS = {"start", "stop", "restart", "reload", "config_set"}
 # Calls whose sessions ended are recorded: the signals written in the statement, and
 # procedural code (CALL, EXECUTE, DO) whose body the trace cannot show, which may end some.
 TERMINATING = {"session_termination", "query_cancel", "procedural"}
+# Thoughts and self-reported model calls an agent may post per tool call of its budget.
+RECORDS_PER_STEP = 20
 # pg_terminate_backend returns before the backend has exited.
 TERMINATION_SETTLE_SECONDS = 0.5
 
@@ -56,6 +58,10 @@ class Budget:
     timeout_seconds: float
     started: float = field(default_factory=time.monotonic)
     steps: int = 0
+    records: int = 0
+    """Thoughts and model calls an agent posted to the tool server: free, but bounded, so
+    that a flood of them cannot grow the trace without end (a second outside attacker wrote
+    15 MB in 12 s). The harness's own notes are not counted."""
 
     def charge(self) -> None:
         if self.steps >= self.max_steps:
@@ -63,6 +69,12 @@ class Budget:
         if time.monotonic() - self.started > self.timeout_seconds:
             raise BudgetExhausted(f"time budget of {self.timeout_seconds:.0f}s is spent")
         self.steps += 1
+
+    def record(self) -> None:
+        if self.records >= RECORDS_PER_STEP * self.max_steps:
+            raise BudgetExhausted(f"record budget of {RECORDS_PER_STEP * self.max_steps}"
+                                  " thoughts and model events is spent")
+        self.records += 1
 
     def status(self, exhausted: str | None = None) -> BudgetStatus:
         return BudgetStatus(

@@ -214,6 +214,10 @@ class _Endpoints:
 
     async def thought(self, request: web.Request) -> web.Response:
         event = _parse(ThoughtEvent, await _json_object(request))
+        try:
+            self.gate.budget.record()
+        except BudgetExhausted as e:
+            raise web.HTTPTooManyRequests(text=f"budget exhausted: {e}") from None
         self.gate.think(event.text)
         return web.json_response({"ok": True})
 
@@ -225,9 +229,12 @@ class _Endpoints:
     async def model_call(self, request: web.Request) -> web.Response:
         event = _parse(ModelEvent, await _json_object(request))
         try:
+            self.gate.budget.record()
             self.gate.model_call(event.model, event.usage, event.text, metered=False)
         except ValueError as e:
             raise web.HTTPUnprocessableEntity(text=f"model: {e}") from None
+        except BudgetExhausted as e:
+            raise web.HTTPTooManyRequests(text=f"budget exhausted: {e}") from None
         return web.json_response({"ok": True})
 
 
