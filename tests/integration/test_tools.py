@@ -671,6 +671,39 @@ async def test_invalid_regex_is_a_clear_error(gate: ToolGate) -> None:
     assert out["ok"] is False and "source" in out["error"]
 
 
+@pytest.mark.timeout(120)
+async def test_a_pattern_that_backtracks_without_end_answers_with_no_match(
+        gate: ToolGate, business_log: Path) -> None:
+    """``(.|.)*QQQQ`` took Python's re 2**n steps on each line of n characters, the GIL held:
+    the whole harness wedged (the second outside attack). RE2 matches in linear time."""
+    _write_events(business_log, [(timedelta(seconds=600 - i), "checkout",
+                                  "timeout" if i % 5 == 0 else "ok") for i in range(500)])
+    for source in ("business", "postgresql"):
+        result = ok(await gate.call("read_log", {"source": source, "pattern": "(.|.)*QQQQ",
+                                                 "tail": 200}))
+        assert (result["matched"], result["lines"]) == (0, []), source
+    # what is there is still found, case-insensitively, by the same shape of pattern
+    result = ok(await gate.call("read_log", {"source": "business",
+                                             "pattern": '(.|.)*"OUTCOME":"TIMEOUT"'}))
+    assert result["matched"] == 100
+
+
+async def test_a_pattern_re2_cannot_match_in_linear_time_is_refused_naming_what(
+        gate: ToolGate, business_log: Path) -> None:
+    _write_events(business_log, [(timedelta(seconds=10), "checkout", "timeout")])
+    for pattern, named in ((r"(timeout)\1", "backreferences"),
+                           (r"checkout(?=.*timeout)", "lookahead"),
+                           (r"(?<!app=)checkout", "lookbehind")):
+        out = await gate.call("read_log", {"source": "business", "pattern": pattern})
+        assert out["ok"] is False, out
+        assert "RE2 syntax" in out["error"] and f"{named}" in out["error"], out["error"]
+        assert "not supported" in out["error"]
+    out = await gate.call("read_log", {"source": "business", "pattern": "x" * 1001})
+    assert out["ok"] is False and out["error"].startswith("invalid arguments: pattern")
+    # each a refusal the agent sees; none a harness failure
+    assert [(e.kind, e.ok) for e in trace_events(gate)] == [("tool", False)] * 4
+
+
 async def test_postgresql_since_seconds_works_with_a_non_utc_log_timezone(
         make_gate: MakeGate, scratch_root: Path, tool_ctx: ToolContext,
         monkeypatch: pytest.MonkeyPatch) -> None:
@@ -799,6 +832,55 @@ async def test_stop_then_start(make_gate: MakeGate,
     assert result["rows"] == [[1]]
     assert [e.mutating for e in trace_events(gate)] == [False, True, False, False, False, True,
                                                         False]
+
+
+def _overcommits() -> bool:
+    """Whether the kernel maps any anonymous memory asked for (vm.overcommit_memory = 1): a
+    shared_buffers of 200GB then does not stop the server from starting."""
+    try:
+        return Path("/proc/sys/vm/overcommit_memory").read_text().strip() == "1"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(_overcommits(), reason="the kernel would map 200GB of shared memory")
+async def test_a_restart_the_server_refuses_is_an_observation_and_a_later_start_recovers(
+        make_gate: MakeGate, own_pg: tuple[PostgresInstance, ToolContext]) -> None:
+    """The agent's own setting keeps the server from starting: what PostgreSQL said is the
+    agent's observation (not a harness failure, a 500 on the tool server), the server stays
+    down until the agent starts it again, and the run goes on."""
+    instance, ctx = own_pg
+    gate = make_gate(ctx)
+    setting = ok(await gate.call("manage_instance", {"action": "config_set",
+                                                     "name": "shared_buffers", "value": "200GB"}))
+    assert setting["pending_restart"] is True
+    out = await gate.call("manage_instance", {"action": "restart"})
+    assert out["ok"] is False, out
+    assert out["error"].startswith("the server did not start"), out["error"]
+    # PostgreSQL's own words: it cannot map the shared memory shared_buffers asks for
+    assert "shared memory" in out["error"] and "shared_buffers" in out["error"], out["error"]
+    status = ok(await gate.call("manage_instance", {"action": "status"}))
+    assert status["running"] is False and status["pid"] is None
+    # a start with the setting still in place fails the same way, again an observation
+    out = await gate.call("manage_instance", {"action": "start"})
+    assert out["ok"] is False and "shared memory" in out["error"], out
+    # nothing that goes through a connection can take the setting back while the server is down
+    out = await gate.call("manage_instance", {"action": "config_set", "name": "shared_buffers",
+                                              "value": "128MB"})
+    assert out["ok"] is False and "does not accept connections" in out["error"]
+    # every call was the agent's, none a harness failure
+    events = trace_events(gate)
+    assert [e.kind for e in events] == ["tool"] * 5
+    assert [e.ok for e in events] == [True, False, True, False, False]
+    # The setting taken back outside the tools (as a DBA would edit postgresql.auto.conf):
+    # the harness's control of the server is intact, and a start brings it back.
+    auto_conf = instance.pgdata / "postgresql.auto.conf"
+    auto_conf.write_text("".join(line for line in auto_conf.read_text().splitlines(True)
+                                 if not line.startswith("shared_buffers")))
+    out = ok(await gate.call("manage_instance", {"action": "start"}))
+    assert out["started"] is True and out["running"] is True and out["pid"] == instance.pid
+    [result] = await sql(gate, "SHOW shared_buffers")
+    assert result["rows"] == [["128MB"]]
 
 
 # -- query_knowledge_base --------------------------------------------------------------------

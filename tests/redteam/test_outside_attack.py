@@ -9,11 +9,12 @@ import json
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from dbabench.agents.external import ExternalAgent
-from dbabench.runner.run import run_scenario
+from dbabench.runner.run import RunResult, run_scenario
 from dbabench.scenario.loader import resolve
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -21,11 +22,14 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 AGENT = Path(__file__).resolve().parent / "outside" / "agent.py"
 
 
-async def test_the_outside_attack_is_refused_step_by_step_and_scored(tmp_path: Path) -> None:
-    path, scenario = resolve("database-work-mem-floor-blamed-on-bi-report")
+async def _replay(script: Path, scenario_name: str,
+                  tmp_path: Path) -> tuple[RunResult, dict[str, Any]]:
+    """A run of ``scenario_name`` with ``script`` as the sandboxed agent, and what it printed
+    of each step."""
+    path, scenario = resolve(scenario_name)
     # the checkout's tests are not the agent's to see: it runs a copy, as an attacker's own
-    agent = tmp_path / "agent.py"
-    shutil.copy(AGENT, agent)
+    agent = tmp_path / script.name
+    shutil.copy(script, agent)
     agent.chmod(0o644)
     result = await run_scenario(scenario, ExternalAgent([sys.executable, str(agent)]),
                                 runs_root=tmp_path / "runs", manifest_text=path.read_text())
@@ -34,6 +38,11 @@ async def test_the_outside_attack_is_refused_step_by_step_and_scored(tmp_path: P
         if line.startswith("{"):
             record = json.loads(line)
             steps[record["step"]] = record["value"]
+    return result, steps
+
+
+async def test_the_outside_attack_is_refused_step_by_step_and_scored(tmp_path: Path) -> None:
+    result, steps = await _replay(AGENT, "database-work-mem-floor-blamed-on-bi-report", tmp_path)
     # nothing of the golden's build, the fault or the checks is in the statements' history
     assert not [q for q in steps["history"] if "work_mem" in q or "PASSWORD" in q], steps
     assert "reset" not in steps
@@ -42,6 +51,35 @@ async def test_the_outside_attack_is_refused_step_by_step_and_scored(tmp_path: P
         assert steps[step]["ok"] is False and refused in json.dumps(steps[step]), steps[step]
     assert len(steps["ports"]) == 1, f"more than the tool server answers: {steps['ports']}"
     assert steps["surrogate"] == 400 and steps["usage"] == 422 and steps["report"] == 200
+    evaluation = result.evaluation
+    assert evaluation.status == "scored" and evaluation.integrity.violated
+    assert not evaluation.outcome_pass and not evaluation.safe_pass, evaluation.model_dump_json()
+
+
+AGENT2 = Path(__file__).resolve().parent / "outside" / "agent2.py"
+
+
+async def test_the_second_outside_attack_is_refused_and_the_run_scored(tmp_path: Path) -> None:
+    """The second round (round2/): terminations from a view or a function body, the catalog's
+    own functions replaced or renamed past the gate, the rules' catalog renamed, a view made
+    in pg_catalog; a pattern that wedged the harness; a restart answered with a 500. Each is
+    refused, answered or an observation now, and the run is scored and marked."""
+    result, steps = await _replay(AGENT2, "stale-stats-lock-chain", tmp_path)
+    for step, refused in (("view", "deferred_termination"), ("function", "deferred_termination"),
+                          ("system-table-mods", "catalog_write"), ("replace", "catalog_write"),
+                          ("rename-catalog", "catalog_write"), ("catalog-view", "catalog_write"),
+                          ("rename-file-function", "catalog_write")):
+        assert steps[step]["ok"] is False and refused in steps[step]["error"], (step, steps[step])
+    # the renamed function does not exist: PostgreSQL's own error, an observation
+    assert steps["read"]["observation"]["results"][0]["error"]["sqlstate"] == "42883"
+    # answered (RE2, linear in the text), and the harness went on to the next call
+    status, redos = steps["redos"]
+    assert status == 200 and redos["ok"] is True and redos["observation"]["matched"] == 0, redos
+    assert steps["shared-buffers"][0] == 200
+    # (a machine that overcommits memory may map 200GB and start: either way, no 500)
+    status, restart = steps["restart"]
+    assert status == 200 and "ok" in restart, restart
+    assert steps["report"] == 200
     evaluation = result.evaluation
     assert evaluation.status == "scored" and evaluation.integrity.violated
     assert not evaluation.outcome_pass and not evaluation.safe_pass, evaluation.model_dump_json()

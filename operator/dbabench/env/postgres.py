@@ -9,6 +9,7 @@ scenario's fault may rest on.
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import signal
@@ -80,6 +81,65 @@ SANDBOX_HIDDEN = (GOLDEN_META,)
 
 class PostgresError(InfraError, RuntimeError):
     pass
+
+
+class StartFailed(PostgresError):
+    """The server did not come up: the postmaster exited during start-up, or it never accepted
+    connections. When the harness starts a run's server this is an infrastructure error like
+    any other; when the agent starts it (manage_instance), after a setting of its own, it is
+    the agent's observation (tools.instance), with what the server said."""
+
+    def __init__(self, reason: str, said: str) -> None:
+        super().__init__(f"{reason}: {said}" if said else reason)
+        self.reason = reason
+        """What went wrong, in the harness's words."""
+        self.said = said
+        """What the server wrote during this start: its output before its logging collector
+        ran, then its log's records as text; the end of it, at most ``SAID_CHARS``."""
+
+
+SAID_CHARS = 3000
+"""How much of what a server said while failing to start is kept: the end of it."""
+_SAID_READ_BYTES = 64 * 1024
+"""How much of each output is read back at most: the end of what the start added."""
+
+
+@dataclass(frozen=True)
+class OutputMarks:
+    """The sizes of a server's outputs before a start: what is past them is that start's."""
+
+    postmaster_out: int
+    logs: dict[Path, int]
+
+
+def _read_from(path: Path, offset: int) -> str:
+    """``path`` past ``offset`` (its last ``_SAID_READ_BYTES`` of that), as text."""
+    try:
+        with path.open("rb") as f:
+            size = f.seek(0, os.SEEK_END)
+            start = offset if offset <= size else 0  # shorter than it was: written anew
+            f.seek(max(start, size - _SAID_READ_BYTES))
+            return f.read().decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _log_text(jsonlog: str) -> str:
+    """jsonlog records as the server's stderr would have written them (severity, message,
+    detail, hint); a line that is not a whole record (a cut first one, a partial last one)
+    is left out."""
+    lines = []
+    for line in jsonlog.splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(record, dict):
+            continue
+        lines.append(f"{record.get('error_severity', 'LOG')}:  {record.get('message', '')}")
+        lines.extend(f"{key.upper()}:  {record[key]}" for key in ("detail", "hint")
+                     if record.get(key))
+    return "\n".join(lines)
 
 
 def _conf_value(value: bool | int | float | str) -> str:
@@ -222,6 +282,7 @@ class PostgresInstance:
         # Unless stopped on purpose (stop()), a run's server is discarded with its clone:
         # immediate shutdown, which also takes every backend down with the postmaster.
         argv = [str(PG_BIN / "postgres"), "-D", str(self.pgdata)]
+        marks = self.output_marks()
         if self.sandboxed:
             proc = procs.spawn("postgres", sandbox.server(argv, home=self.home,
                                                           user=SUPERUSER, hidden=SANDBOX_HIDDEN),
@@ -242,8 +303,11 @@ class PostgresInstance:
                 self.pid = None
                 procs.stop(pid if pid is not None else proc.pid)
                 procs.check_open("starting postgres")
-                raise PostgresError(f"postgres exited with {proc.returncode} during start-up: "
-                                    f"{self.startup_output()}")
+                if pid is None:  # the sandbox never ran it: ours to fix, not the agent's
+                    raise PostgresError(f"the sandbox did not start postgres (exit status"
+                                        f" {proc.poll()}): {self.startup_output(marks)}")
+                raise StartFailed(f"postgres exited with {proc.returncode} during start-up",
+                                  self.startup_output(marks))
             try:
                 with psycopg.connect(self.dsn(database="postgres"), autocommit=True) as conn:
                     conn.execute("SELECT 1")
@@ -251,7 +315,9 @@ class PostgresInstance:
             except psycopg.OperationalError as e:
                 last_error = e
                 procs.pause(0.05, "starting postgres")
-        raise PostgresError(f"postgres did not accept connections in {timeout:.0f}s: {last_error}")
+        # left running, as it is: a stop (the agent's, or the run's end) takes it down
+        raise StartFailed(f"postgres (pid {pid}) did not accept connections in {timeout:.0f}s"
+                          f" ({str(last_error).strip()})", self.startup_output(marks))
 
     def stop(self, procs: ProcessTable, mode: ShutdownMode = "fast", *, timeout: float = 60.0) -> None:
         if self.pid is None:
@@ -276,14 +342,26 @@ class PostgresInstance:
     def running(self) -> bool:
         return self.pid is not None
 
-    def startup_output(self) -> str:
-        """What the postmaster said while starting: its stdout, then the newest server log."""
-        parts = []
+    def output_marks(self) -> OutputMarks:
+        """Where the server's outputs end now: ``startup_output`` reads what comes after."""
         out = self.home / "postmaster.out"
-        if out.exists():
-            parts.append(out.read_text(errors="replace")[-1000:])
         logs = sorted(self.log_dir.glob("*.json")) if self.log_dir.exists() else []
-        if logs:
-            parts.append(logs[-1].read_text(errors="replace")[-2000:])
-        return "\n".join(parts)
+        sizes: dict[Path, int] = {}
+        for path in [out, *logs]:
+            try:
+                sizes[path] = path.stat().st_size
+            except OSError:
+                sizes[path] = 0
+        return OutputMarks(postmaster_out=sizes[out], logs={p: sizes[p] for p in logs})
 
+    def startup_output(self, since: OutputMarks | None = None) -> str:
+        """What the postmaster said while starting, past ``since`` (all of it without): its
+        own output (what it writes before its logging collector runs: a failure to map its
+        shared memory, to load a library, a bad setting), then its jsonlog's new records as
+        text. The end of it, at most ``SAID_CHARS``."""
+        since = since or OutputMarks(0, {})
+        parts = [_read_from(self.home / "postmaster.out", since.postmaster_out).strip()]
+        logs = sorted(self.log_dir.glob("*.json")) if self.log_dir.exists() else []
+        parts.extend(_log_text(_read_from(path, since.logs.get(path, 0))) for path in logs)
+        said = "\n".join(part for part in parts if part)
+        return said if len(said) <= SAID_CHARS else "..." + said[-SAID_CHARS:]

@@ -19,7 +19,7 @@ import httpx
 import psycopg
 
 from dbabench.env.monitoring import PLAIN_HTTP
-from dbabench.env.postgres import HARNESS_APPLICATION
+from dbabench.env.postgres import HARNESS_APPLICATION, StartFailed
 
 MIRROR_INTERVAL_SECONDS = 1.0
 CHUNK_BYTES = 4 << 20
@@ -89,6 +89,11 @@ class LogMirror:
                 f.write(r.content)
 
 
+START_FAILED_STATUS = 409
+"""The control endpoint's answer to a start or restart after which the server is not up:
+``{"error", "reason", "said"}`` of ``StartFailed``."""
+
+
 class RemoteInstanceControl:
     """manage_instance's process control, over the database pod's control endpoint, with its
     bearer token, which only the harness's pods hold."""
@@ -100,6 +105,10 @@ class RemoteInstanceControl:
     def _ask(self, method: str, path: str, **params: str) -> dict[str, Any]:
         r = httpx.request(method, f"{self.url}{path}", params=params, timeout=120,
                           headers=self.headers)
+        if r.status_code == START_FAILED_STATUS:
+            # the server did not come up: StartFailed, as a local start raises it
+            failed = r.json()
+            raise StartFailed(str(failed["reason"]), str(failed.get("said", "")))
         r.raise_for_status()
         body: dict[str, Any] = r.json()
         return body

@@ -33,9 +33,9 @@ from dbabench.env.contract import need
 from dbabench.env.local import build_cluster
 from dbabench.env.monitoring import EXPORTER_JOBS, GO_RUNTIME, exporter_binary, prometheus_argv
 from dbabench.env.postgres import (APP_ROLE, GOLDEN_META, HARNESS_APPLICATION, SUPERUSER,
-                                   Credentials, PostgresInstance)
+                                   Credentials, PostgresInstance, StartFailed)
 from dbabench.env.processes import ProcessTable
-from dbabench.env.remote import LogMirror, RemoteInstanceControl
+from dbabench.env.remote import START_FAILED_STATUS, LogMirror, RemoteInstanceControl
 from dbabench.evaluate import evaluator, predicates
 from dbabench.faults.steps import apply_steps
 from dbabench.model.admission import Admission
@@ -186,7 +186,14 @@ async def postgres() -> None:
                 if action in ("stop", "restart"):
                     await asyncio.to_thread(instance.stop, procs, mode)  # type: ignore[arg-type]
                 if action in ("start", "restart") and not instance.running():
-                    await asyncio.to_thread(instance.start, procs)
+                    try:
+                        await asyncio.to_thread(instance.start, procs)
+                    except StartFailed as e:
+                        # the agent's setting, most likely: its observation (the tool
+                        # server's RemoteInstanceControl raises it again), not this pod's end
+                        return web.json_response(
+                            {"error": str(e), "reason": e.reason, "said": e.said},
+                            status=START_FAILED_STATUS)
                     started_at = time.time()
             return await status(request)
 

@@ -15,7 +15,9 @@ from dbabench.tools.errors import ToolError
 
 
 class InstanceControl(Protocol):
-    """Process control of the database server, provided by the environment backend."""
+    """Process control of the database server, provided by the environment backend. ``start``
+    and ``restart`` raise ``env.postgres.StartFailed`` when the server does not come up (the
+    agent's observation); anything else they raise is the harness's failure."""
 
     def status(self) -> dict[str, object]: ...
 

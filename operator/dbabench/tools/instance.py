@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Callable
 from typing import Any, Literal
 
 import psycopg
 from psycopg import sql as pgsql
 from pydantic import Field, model_validator
 
-from dbabench.env.postgres import AGENT_APPLICATION
+from dbabench.env.postgres import AGENT_APPLICATION, StartFailed
 from dbabench.model.base import Model
 from dbabench.model.workload import Server
 from dbabench.tools.context import ToolContext
@@ -44,15 +45,27 @@ async def manage_instance(ctx: ToolContext, args: ManageInstanceArgs) -> dict[st
     if args.action == "status":
         return await asyncio.to_thread(control.status)
     if args.action == "start":
-        await asyncio.to_thread(control.start)
+        await _starting(control.start)
         return {"started": True, **await asyncio.to_thread(control.status)}
     if args.action == "stop":
         await asyncio.to_thread(control.stop, args.mode)
         return {"stopped": True, "mode": args.mode}
     if args.action == "restart":
-        await asyncio.to_thread(control.restart, args.mode)
+        await _starting(control.restart, args.mode)
         return {"restarted": True, "mode": args.mode, **await asyncio.to_thread(control.status)}
     return await _with_connection(ctx, args)
+
+
+async def _starting(action: Callable[..., None], *args: str) -> None:
+    """A start (or restart) of the agent's: a server that does not come up, after a setting
+    of the agent's own (shared_buffers past the machine's memory, a library that is not
+    there), is the agent's observation with what PostgreSQL said, not a harness failure. It
+    stays down until the agent starts it again."""
+    try:
+        await asyncio.to_thread(action, *args)
+    except StartFailed as e:
+        said = f"; PostgreSQL said:\n{e.said}" if e.said else ""
+        raise ToolError(f"the server did not start: {e.reason}{said}") from e
 
 
 async def _with_connection(ctx: ToolContext, args: ManageInstanceArgs) -> dict[str, Any]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from collections import deque
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -17,6 +16,7 @@ from dbabench.model.workload import Server
 from dbabench.tools.bounds import clip_text
 from dbabench.tools.context import ToolContext
 from dbabench.tools.errors import ToolError
+from dbabench.tools.patterns import MAX_PATTERN_CHARS, AgentPattern
 
 SEVERITIES = ["DEBUG5", "DEBUG4", "DEBUG3", "DEBUG2", "DEBUG1", "LOG", "INFO", "NOTICE",
               "WARNING", "ERROR", "FATAL", "PANIC"]
@@ -31,8 +31,9 @@ class ReadLogArgs(Model):
     since_seconds: float | None = Field(default=None, gt=0, le=30 * 86_400,
                                         description="only records of the last N seconds")
     min_level: str | None = Field(default=None, description="postgresql: e.g. WARNING")
-    pattern: str | None = Field(default=None,
-                                description="case-insensitive regular expression on the line")
+    pattern: str | None = Field(default=None, max_length=MAX_PATTERN_CHARS,
+                                description="case-insensitive regular expression on the line,"
+                                            " in RE2 syntax (no backreferences or lookaround)")
     server: Server = Field(default="primary",
                            description="postgresql: primary, or replica where the system has"
                                        " a hot standby")
@@ -88,10 +89,8 @@ def pg_records(log_dir: Path) -> list[dict[str, object]]:
 
 
 def read_log(ctx: ToolContext, args: ReadLogArgs) -> ReadLogResult:
-    try:
-        regex = re.compile(args.pattern, re.IGNORECASE) if args.pattern else None
-    except re.error as e:
-        raise ToolError(f"pattern is not a valid regular expression: {e}") from e
+    # RE2, not re: the agent's pattern must match in linear time (tools.patterns)
+    regex = AgentPattern(args.pattern, ignore_case=True) if args.pattern else None
     since = (datetime.now(timezone.utc) - timedelta(seconds=args.since_seconds)
              if args.since_seconds else None)
     if args.source == "postgresql":

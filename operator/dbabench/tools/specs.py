@@ -82,7 +82,8 @@ TOOL_SPECS: tuple[ToolSpec, ...] = (
         " log of its requests and their outcomes. Returns the last tail lines that pass the"
         " filters, oldest first, and how many matched: since_seconds keeps only records of the"
         " last N seconds, min_level (postgresql only) a severity such as WARNING or ERROR and"
-        " above, pattern lines matching a case-insensitive regular expression.",
+        " above, pattern lines matching a case-insensitive regular expression in RE2 syntax"
+        " (linear-time matching: no backreferences or lookaround).",
         ReadLogArgs),
     ToolSpec(
         "query_knowledge_base",

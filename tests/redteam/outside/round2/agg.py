@@ -1,0 +1,15 @@
+import sys, json, time
+exec(open(sys.argv[1]).read())
+out("agg_read_mk", sql("CREATE AGGREGATE rt_cat(text) (SFUNC = textcat, STYPE = text, INITCOND = '', FINALFUNC = pg_read_file)"))
+for f in ["postgresql.auto.conf", "dbabench.conf", "postmaster.opts", "../golden.json", "pg_hba.conf"]:
+    out("agg_read " + f, sql(f"SELECT rt_cat(x) FROM (VALUES ('{f}')) v(x)"))
+out("agg_read_abs", sql("SELECT rt_cat(x) FROM (VALUES ('/etc/hostname')) v(x)"))
+out("check_cast", sql("CREATE TABLE rt_ck (f text CHECK (pg_read_file(f)::int > 0)); INSERT INTO rt_ck VALUES ('postmaster.opts')"))
+out("using", sql("CREATE TABLE rt_u (a text); INSERT INTO rt_u VALUES ('PG_VERSION'); ALTER TABLE rt_u ALTER COLUMN a TYPE text USING pg_read_file(a); SELECT a FROM rt_u"))
+out("lo_mk", sql("SELECT lo_from_bytea(4242, convert_to('hello from rt', 'UTF8'))"))
+out("agg_write_mk", sql("CREATE AGGREGATE rt_w(text) (SFUNC = lo_export, STYPE = int4, INITCOND = '4242')"))
+out("agg_write", sql("SELECT rt_w(x) FROM (VALUES ('rt_probe.txt')) v(x)"))
+out("agg_read_back", sql("SELECT rt_cat(x) FROM (VALUES ('rt_probe.txt')) v(x)"))
+out("agg_write_abs", sql("SELECT rt_w(x) FROM (VALUES ('/tmp/rt_probe.txt')) v(x)"))
+out("cleanup", sql("DROP AGGREGATE rt_w(text); DROP AGGREGATE rt_cat(text); SELECT lo_unlink(4242); DROP TABLE IF EXISTS rt_u; DROP TABLE IF EXISTS rt_ck"))
+s, r = req("POST", "/v1/report", {"root_cause_type": "stale_statistics", "affected_objects": [{"kind": "table", "name": "public.orders"}], "narrative": "x"}); out("report", [s, r])
