@@ -1,4 +1,4 @@
-"""Scripted agents that prove a scenario honest: reference, decoy, null and sweep."""
+"""Scripted agents that prove a scenario honest: reference, decoy, null, sweep and reset."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from psycopg import sql as pgsql
 
 from dbabench.errors import BadInput
 from dbabench.model.task import AgentTask
-from dbabench.model.report import Action, Evidence, Report
+from dbabench.model.report import Action, Evidence, ObjectRef, Report
+from dbabench.model.taxonomy import taxonomy
 from dbabench.model.scenario import Remediation, Scenario, ToolCall
 from dbabench.tools.gate import ToolGate
 
@@ -186,7 +187,143 @@ class SweepAgent:
         ).model_dump(mode="json"))
 
 
-SCRIPTED_AGENTS = ("reference", "decoy", "null", "sweep")
+# Parameters an incident's "somebody changed a setting" usually turns out to be (issue 39).
+SUSPECT_SETTINGS = (
+    "work_mem", "maintenance_work_mem", "statement_timeout", "lock_timeout",
+    "idle_in_transaction_session_timeout", "idle_session_timeout", "search_path",
+    "default_transaction_read_only", "default_transaction_isolation", "jit",
+    "random_page_cost", "commit_delay", "commit_siblings", "deadlock_timeout", "track_counts",
+    "vacuum_defer_cleanup_age", "shared_preload_libraries", "session_preload_libraries",
+    "local_preload_libraries", "max_wal_size", "archive_command", "synchronous_standby_names",
+    "synchronous_commit", "primary_slot_name",
+)
+SUSPECT_PREFIXES = ("enable_", "autovacuum")
+
+# Every setting stored at a layer: (role, database, name, value); "" for all roles or all
+# databases, and the server's own (ALTER SYSTEM) as ("", "", ...) from its file.
+_LAYERS = """
+SELECT coalesce(r.rolname, ''), coalesce(d.datname, ''), split_part(c, '=', 1),
+       substr(c, strpos(c, '=') + 1)
+  FROM pg_db_role_setting s CROSS JOIN unnest(s.setconfig) c
+  LEFT JOIN pg_roles r ON r.oid = s.setrole LEFT JOIN pg_database d ON d.oid = s.setdatabase
+UNION ALL
+SELECT 'ALTER SYSTEM', '', name, setting FROM pg_file_settings
+ WHERE sourcefile LIKE '%/postgresql.auto.conf' AND error IS NULL
+"""
+_LIMITS = """
+SELECT 'role', rolname, rolconnlimit, rolvaliduntil < now() FROM pg_roles
+ WHERE rolname !~ '^pg_' AND (rolconnlimit >= 0 OR rolvaliduntil < now())
+UNION ALL
+SELECT 'database', datname, datconnlimit, false FROM pg_database
+ WHERE datconnlimit >= 0 AND NOT datistemplate
+"""
+
+
+def _suspect(name: str) -> bool:
+    name = name.lower()
+    return name in SUSPECT_SETTINGS or name.startswith(SUSPECT_PREFIXES)
+
+
+_UNITS = {"kB": 1, "MB": 1024, "GB": 1024 ** 2, "TB": 1024 ** 3,
+          "us": 0.001, "ms": 1, "s": 1000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
+
+
+def _magnitude(value: str, unit: str | None) -> float | None:
+    """A numeric setting as PostgreSQL reads it, in kB or ms (``unit``: the setting's own,
+    pg_settings.unit, for a value written without one)."""
+    match = re.fullmatch(r"\s*(-?[0-9.]+)\s*([A-Za-z]*)\s*", value)
+    if match is None:
+        return None
+    number, written = float(match[1]), match[2] or None
+    base = re.fullmatch(r"([0-9]*)(\w+)", unit or "")
+    scale = float(base[1] or 1) * _UNITS.get(base[2], 1) if base else 1.0
+    return number * (_UNITS.get(written, 1) if written else scale)
+
+
+def _cause_of(name: str, value: str, boot: str | None, unit: str | None) -> str:
+    """The vocabulary's id for ``name`` set to ``value`` (``boot``: its built-in value,
+    ``unit``: its unit), read off the ids alone: <name>_off, or _too_high / _too_low by the
+    value's direction, else the first id for the setting, else the generic configuration
+    change."""
+    ids = [i for i in taxonomy().ids if i.startswith(name.lower() + "_")]
+    if not ids:
+        return "configuration_change"
+    if value.strip().lower() in ("off", "false", "0", "no") and f"{name}_off" in ids:
+        return f"{name}_off"
+    now, built_in = _magnitude(value, unit), _magnitude(boot or "", unit)
+    if now is not None and built_in is not None:
+        wanted = f"{name}_too_high" if now > built_in else f"{name}_too_low"
+        if wanted in ids:
+            return wanted
+    return ids[0]
+
+
+class ResetAgent:
+    """The careless-but-polite blind control (issue 39): it reads no evidence of the symptom
+    and knows no scenario. It lists the settings stored at every layer (each role, each
+    database, each role in a database, ALTER SYSTEM) and the connection limits and expiries of
+    roles and databases; resets, one plain statement each, those whose names are on a list of
+    commonly mis-set parameters, lifts every limit and expiry; reloads; reads the layers
+    back; and files a configuration cause naming what it changed. It terminates nothing. A
+    scenario this passes is solved by resetting the usual suspects, not by a diagnosis."""
+
+    name = "reset"
+
+    async def run(self, task: AgentTask, gate: ToolGate) -> None:
+        async def sql(text: str) -> dict[str, Any]:
+            return await gate.call("execute_sql", {"sql": text})
+
+        await sql("SET default_transaction_read_only = off")
+        stored = _rows(await sql(_LAYERS))
+        limits = _rows(await sql(_LIMITS))
+        boots = {name: (boot, unit) for name, boot, unit in _rows(await sql(
+            "SELECT name, boot_val, unit FROM pg_settings"))}
+        changed: list[tuple[str, str, str]] = []  # (layer, setting, value it had)
+        for role, database, name, value in stored:
+            if not _suspect(name):
+                continue
+            if role == "ALTER SYSTEM":
+                statement, layer = f"ALTER SYSTEM RESET {_ident(name)}", "server"
+            elif role and database:
+                statement = (f"ALTER ROLE {_ident(role)} IN DATABASE {_ident(database)}"
+                             f" RESET {_ident(name)}")
+                layer = f"role {role} in database {database}"
+            elif role:
+                statement, layer = f"ALTER ROLE {_ident(role)} RESET {_ident(name)}", f"role {role}"
+            else:
+                statement = f"ALTER DATABASE {_ident(database)} RESET {_ident(name)}"
+                layer = f"database {database}"
+            if (await sql(statement))["ok"]:
+                changed.append((layer, name, value))
+        lifted: dict[tuple[str, str], None] = {}  # (kind, name), in order
+        for kind, name, limit, expired in limits:
+            target = "ROLE" if kind == "role" else "DATABASE"
+            if int(limit) >= 0 and (await sql(f"ALTER {target} {_ident(name)}"
+                                              " CONNECTION LIMIT -1"))["ok"]:
+                lifted[(kind, name)] = None
+            if expired and (await sql(f"ALTER ROLE {_ident(name)} VALID UNTIL 'infinity'"))["ok"]:
+                lifted[("role", name)] = None
+        await sql("SELECT pg_reload_conf()")
+        after = await sql(_LAYERS)
+        causes = list(dict.fromkeys(_cause_of(name, value, *boots.get(name, (None, None)))
+                                    for _, name, value in changed))
+        if lifted and not causes:
+            causes = ["configuration_change"]
+        gate.submit_report(Report(
+            root_cause_type=causes[0] if causes else "configuration_change",
+            causal_factors=causes[1:4],
+            affected_objects=[*(ObjectRef(kind="setting", name=name) for _, name, _ in changed),
+                              *(ObjectRef(kind=kind, name=name)  # type: ignore[arg-type]
+                                for kind, name in lifted)][:8],
+            evidence=[Evidence(tool="execute_sql", observation="the setting layers after the"
+                               " resets", trace_seq=after["seq"])],
+            actions=[Action(description=f"reset {name} of {layer} (was {value})",
+                            tool="execute_sql") for layer, name, value in changed][:10],
+            verification="re-read every setting layer after the resets and a reload",
+        ).model_dump(mode="json"))
+
+
+SCRIPTED_AGENTS = ("reference", "decoy", "null", "sweep", "reset")
 
 
 def scripted_agent(name: str, scenario: Scenario, remediation: str | None = None) -> Any:
@@ -200,4 +337,6 @@ def scripted_agent(name: str, scenario: Scenario, remediation: str | None = None
         return NullAgent()
     if name == "sweep":
         return SweepAgent()
+    if name == "reset":
+        return ResetAgent()
     raise ScriptedAgentError(f"unknown agent {name!r}: use {', '.join(SCRIPTED_AGENTS)}")
