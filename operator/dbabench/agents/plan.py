@@ -11,7 +11,6 @@ classes as ReAct, to show the agent boundary is not shaped around one loop.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
@@ -26,7 +25,6 @@ from dbabench.tools.specs import SUBMIT_REPORT, ToolSpec
 PROMPT_SHA256 = prompts.digest(prompts.PLAN_SYSTEM, prompts.PLAN_HYPOTHESES,
                                prompts.PLAN_VERIFY, prompts.PLAN_REPAIR)
 MAX_HYPOTHESES = 3
-_FENCE = re.compile(r"^\s*```(?:json)?\s*|\s*```\s*$")
 
 
 # Lenient on purpose (extra keys ignored): these parse what a model wrote.
@@ -51,9 +49,21 @@ CONCLUDE = ToolSpec(
     Verdict)
 
 
+def _unfenced(text: str) -> str:
+    """A model's JSON without the Markdown fence it may wrap it in (string operations: a
+    pattern for it backtracked quadratically over a reply of whitespace)."""
+    body = text.strip()
+    if body.startswith("```"):
+        body = body[3:]
+        body = body[4:] if body.startswith("json") else body
+    if body.endswith("```"):
+        body = body[:-3]
+    return body.strip()
+
+
 def parse_plan(text: str) -> Plan:
     try:
-        return Plan.model_validate(json.loads(_FENCE.sub("", text)))
+        return Plan.model_validate(json.loads(_unfenced(text)))
     except (ValueError, ValidationError) as e:
         raise ValueError(f"the hypotheses are not the JSON object asked for ({e})") from None
 
