@@ -13,6 +13,7 @@ from dbabench.errors import BadInput
 from dbabench.model.task import AgentTask
 from dbabench.model.report import Action, Evidence, ObjectRef, Report
 from dbabench.model.taxonomy import taxonomy
+from dbabench.policy import parse_pg_bool
 from dbabench.model.scenario import Remediation, Scenario, ToolCall
 from dbabench.tools.gate import ToolGate
 
@@ -248,7 +249,7 @@ def _cause_of(name: str, value: str, boot: str | None, unit: str | None) -> str:
     ids = [i for i in taxonomy().ids if i.startswith(name.lower() + "_")]
     if not ids:
         return "configuration_change"
-    if value.strip().lower() in ("off", "false", "0", "no") and f"{name}_off" in ids:
+    if parse_pg_bool(value) is False and f"{name}_off" in ids:
         return f"{name}_off"
     now, built_in = _magnitude(value, unit), _magnitude(boot or "", unit)
     if now is not None and built_in is not None:

@@ -51,62 +51,29 @@ class AgentNetwork:
     def __init__(self, ports: list[int]) -> None:
         """Make the namespace with a listening socket on 127.0.0.1 at each of ``ports``
         (0: a free one), in the order given (``sockets``)."""
-        made: dict[str, object] = {}
-
-        def make() -> None:
-            home = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+        def make() -> tuple[int, list[socket.socket]]:
+            ns = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
             try:
-                _call(_libc.unshare(CLONE_NEWNET), "unshare(CLONE_NEWNET)")
-                try:
-                    made["ns"] = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
-                    _loopback_up()
-                    made["sockets"] = [_listening(port) for port in ports]
-                finally:
-                    # the thread ends anyway; back home so nothing else it might run is inside
-                    _call(_libc.setns(home, CLONE_NEWNET), "setns back")
-            except BaseException as e:  # noqa: BLE001 - carried to the caller's thread
-                made["error"] = e
-            finally:
-                os.close(home)
+                _loopback_up()
+                return ns, [_listening(port) for port in ports]
+            except BaseException:
+                os.close(ns)
+                raise
 
-        thread = threading.Thread(target=make, name="agent-netns")
-        thread.start()
-        thread.join()
-        error = made.get("error")
-        if error is not None:
-            if "ns" in made:
-                os.close(made["ns"])  # type: ignore[arg-type]
-            raise NetworkUnavailable(f"cannot give the agent a network of its own: {error}"
-                                     " (network namespaces need root)") from error  # type: ignore[misc]
-        self._ns: int | None = made["ns"]  # type: ignore[assignment]
-        self.sockets: list[socket.socket] = made["sockets"]  # type: ignore[assignment]
+        try:
+            made = _in_namespace(make, None)
+        except Exception as e:
+            raise NetworkUnavailable(f"cannot give the agent a network of its own: {e}"
+                                     " (network namespaces need root)") from e
+        self._ns: int | None = made[0]
+        self.sockets: list[socket.socket] = made[1]
 
     def inside(self, make: Callable[[], T]) -> T:
         """What ``make`` returns, called by a thread of ours entered into the namespace: a
         socket made there stays there (a listener on its loopback, a connection into it)."""
-        made: dict[str, object] = {}
-
-        def run() -> None:
-            home = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
-            try:
-                if self._ns is None:
-                    raise OSError("the namespace is closed")
-                _call(_libc.setns(self._ns, CLONE_NEWNET), "setns")
-                try:
-                    made["value"] = make()
-                finally:
-                    _call(_libc.setns(home, CLONE_NEWNET), "setns back")
-            except BaseException as e:  # noqa: BLE001 - carried to the caller's thread
-                made["error"] = e
-            finally:
-                os.close(home)
-
-        thread = threading.Thread(target=run, name="netns-inside")
-        thread.start()
-        thread.join()
-        if "error" in made:
-            raise made["error"]  # type: ignore[misc]
-        return made["value"]  # type: ignore[return-value]
+        if self._ns is None:
+            raise OSError("the namespace is closed")
+        return _in_namespace(make, self._ns)
 
     def enter(self) -> None:
         """For ``preexec_fn``, after fork: this process joins the namespace."""
@@ -125,6 +92,36 @@ class AgentNetwork:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _in_namespace(work: Callable[[], T], ns: int | None) -> T:
+    """``work()`` in a thread of ours entered into namespace ``ns`` (None: a new one it
+    unshares), which goes back to the machine's namespace before it ends, so nothing else it
+    might run is inside; its exception is raised here."""
+    made: dict[str, object] = {}
+
+    def run() -> None:
+        home = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            if ns is None:
+                _call(_libc.unshare(CLONE_NEWNET), "unshare(CLONE_NEWNET)")
+            else:
+                _call(_libc.setns(ns, CLONE_NEWNET), "setns")
+            try:
+                made["value"] = work()
+            finally:
+                _call(_libc.setns(home, CLONE_NEWNET), "setns back")
+        except BaseException as e:  # noqa: BLE001 - carried to the caller's thread
+            made["error"] = e
+        finally:
+            os.close(home)
+
+    thread = threading.Thread(target=run, name="netns")
+    thread.start()
+    thread.join()
+    if "error" in made:
+        raise made["error"]  # type: ignore[misc]
+    return made["value"]  # type: ignore[return-value]
 
 
 def _loopback_up() -> None:

@@ -36,7 +36,8 @@ from dbabench.policy.classes import (
     StatementClass,
 )
 from dbabench.policy.nodes import TooDeep, parse_sql
-from dbabench.policy.reach import BOOTSTRAP_SUPERUSER, ESCALATING_ROLE_ATTRIBUTES, Reach
+from dbabench.policy.reach import (BOOTSTRAP_SUPERUSER, ESCALATING_ROLE_ATTRIBUTES, Reach,
+                                   parse_pg_bool)
 from dbabench.policy.walk import Ancestor, Skip, Walk, base_name, enclosing, walk
 
 __all__ = ["HARNESS_ACCESS", "OBSERVATIONAL", "REFUSED", "StatementClass", "classify",
@@ -159,23 +160,6 @@ def is_mutating(infos: Iterable[StatementInfo]) -> bool:
 def normalize_relation(name: str) -> str:
     """The form ``StatementInfo.relations`` uses: lower-cased, without a ``public.`` prefix."""
     return name.lower().removeprefix("public.")
-
-
-def parse_pg_bool(text: str) -> bool | None:
-    """PostgreSQL's reading of a boolean setting (``parse_bool``): on/off, true/false, yes/no,
-    1/0 and unique prefixes of them; None when it is not a boolean."""
-    value = text.strip().lower()
-    if value in ("1", "0"):
-        return value == "1"
-    if len(value) >= 2 and "off".startswith(value):
-        return False
-    if value == "on":
-        return True
-    if value and ("true".startswith(value) or "yes".startswith(value)):
-        return True
-    if value and ("false".startswith(value) or "no".startswith(value)):
-        return False
-    return None
 
 
 def _source_slice(sql: str, raw: ast.RawStmt) -> str:

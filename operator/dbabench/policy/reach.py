@@ -141,7 +141,7 @@ def setting_reach(name: str, value: str | None) -> set[StatementClass]:
     returns the setting to what the harness configured, and runs or loads nothing new."""
     name = name.lower()
     if name in CATALOG_SETTINGS:
-        return set() if value is not None and _off(value) else {CATALOG_WRITE}
+        return set() if value is not None and parse_pg_bool(value) is False else {CATALOG_WRITE}
     if name in LEXER_SETTINGS:
         value = (value or "?").strip().lower()
         pinned = LEXER_SETTINGS[name]
@@ -162,10 +162,21 @@ def setting_reach(name: str, value: str | None) -> set[StatementClass]:
     return {PROGRAM_EXECUTION} if runs else set()
 
 
-def _off(value: str) -> bool:
-    text = value.strip().lower()
-    return text in ("0", "false", "no") or (len(text) >= 2 and "off".startswith(text)) or (
-        bool(text) and ("false".startswith(text) or "no".startswith(text)))
+def parse_pg_bool(text: str) -> bool | None:
+    """PostgreSQL's reading of a boolean setting (``parse_bool``): on/off, true/false, yes/no,
+    1/0 and unique prefixes of them; None when it is not a boolean."""
+    value = text.strip().lower()
+    if value in ("1", "0"):
+        return value == "1"
+    if len(value) >= 2 and "off".startswith(value):
+        return False
+    if value == "on":
+        return True
+    if value and ("true".startswith(value) or "yes".startswith(value)):
+        return True
+    if value and ("false".startswith(value) or "no".startswith(value)):
+        return False
+    return None
 
 
 def _copies_wal(command: str) -> bool:
@@ -303,16 +314,16 @@ class Reach(Walk):
             self.classes.add(CATALOG_WRITE)
 
     def visit_RenameStmt(self, ancestors: Ancestor, node: ast.RenameStmt) -> None:
-        self._defined(node.relation if node.relation is not None else node.object)
+        self._defined(_object_of(node))
 
     def visit_AlterObjectSchemaStmt(self, ancestors: Ancestor,
                                     node: ast.AlterObjectSchemaStmt) -> None:
-        self._defined(node.relation if node.relation is not None else node.object)
+        self._defined(_object_of(node))
         if _catalog_schema(node.newschema):
             self.classes.add(CATALOG_WRITE)
 
     def visit_AlterOwnerStmt(self, ancestors: Ancestor, node: ast.AlterOwnerStmt) -> None:
-        self._defined(node.relation if node.relation is not None else node.object)
+        self._defined(_object_of(node))
 
     def visit_AlterFunctionStmt(self, ancestors: Ancestor, node: ast.AlterFunctionStmt) -> None:
         self._defined(node.func)
@@ -513,6 +524,11 @@ def _catalog(relation: ast.RangeVar) -> bool:
     if schema:
         return _catalog_schema(schema)
     return (relation.relname or "").lower().startswith("pg_")
+
+
+def _object_of(node: ast.RenameStmt | ast.AlterObjectSchemaStmt | ast.AlterOwnerStmt) -> Any:
+    """What a statement that names either a relation or another object acts on."""
+    return node.relation if node.relation is not None else node.object
 
 
 def _catalog_schema(schema: str | None) -> bool:
