@@ -292,6 +292,9 @@ class Player:
                     played.ports[port.container_port] = self._port_for(pod, port.container_port)
                     if port.name:
                         played.named_ports[port.name] = port.container_port
+            # As a CNI plugin and kube-proxy do, the pod's network is wired before any of its
+            # containers starts: what it reads of its network at start is what it has.
+            self._sync_network()
             played.volumes = self._volumes(pod, played)
             for spec in pod.spec.init_containers or []:
                 if spec.restart_policy == "Always":
