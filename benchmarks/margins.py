@@ -6,7 +6,7 @@ where a window, a workload or a threshold can be made cheaper, and where it must
 Reads what prove.json (version 3) records of each run's outcome checks, pools the batteries
 given, and for every check compared with a number (workload, log and estimate checks) prints
 its threshold, the worst value a fixed run (reference or alternative) reached, the value of a
-failing control run (null, decoy, sweep) that came closest, and where the threshold sits in the
+failing control run (null, decoy, sweep, reset) that came closest, and where the threshold sits in the
 gap between them: 0% is a threshold a fixed run touched, 100% one a failing control touched.
 A check whose fixed runs stay far from its threshold can afford a shorter window or fewer
 requests; one near either end is where a busy machine flips a verdict. Figures are printed,

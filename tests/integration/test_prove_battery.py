@@ -58,7 +58,7 @@ def test_a_fix_that_fixes_nothing_fails_the_battery(tmp_path: Path) -> None:
     assert all("golden snapshot not built" in c.detail and "no_such_function" in c.detail
                for c in unbuilt)
     verdicts = {c.run.check: c for c in proofs[SCENARIO].checks}
-    assert set(verdicts) == {"reference", "null", "decoy", "sweep"}
+    assert set(verdicts) == {"reference", "null", "decoy", "sweep", "reset"}
     assert not verdicts["reference"].passed and verdicts["reference"].admitted
     assert "statistics-fresh" in verdicts["reference"].detail
     # retried once, failed again: a fix that does not hold is not a flake
@@ -69,8 +69,8 @@ def test_a_fix_that_fixes_nothing_fails_the_battery(tmp_path: Path) -> None:
     sweep = verdicts["sweep"]
     assert not sweep.passed and sweep.admitted and not sweep.earlier
     assert sweep.run.expect == "not Outcome Pass" and "blanket_reset" in sweep.detail
-    # the rest of the battery still holds: the fault is real, null and decoy still fail it
-    assert verdicts["null"].passed and verdicts["decoy"].passed
+    # the rest of the battery still holds: the fault is real, null, decoy and reset fail it
+    assert verdicts["null"].passed and verdicts["decoy"].passed and verdicts["reset"].passed
     for check in verdicts.values():
         assert check.run_dir is not None and (check.run_dir / "evaluation.json").exists()
         assert {"Provisioning", "Admitting", "Running", "Evaluating"} <= set(check.phases)

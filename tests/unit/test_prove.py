@@ -9,7 +9,7 @@ import pytest
 
 from dbabench.model.evaluation import (CheckResult, DiagnosisResult, EvaluationResult,
                                        OutcomeResult, SafetyResult, Violation)
-from dbabench.model.proof import ProofCheck, ProofRun
+from dbabench.model.proof import CONTROLS, ProofCheck, ProofRun
 from dbabench.runner.prove import judge, plan, retriable
 from dbabench.scenario.loader import ScenarioError, discover, resolve
 from dbabench.scenario.select import select
@@ -32,22 +32,31 @@ def evaluation(*, outcome: bool, penalty: float = 0.0, status: str = "scored") -
             if penalty else []))
 
 
-def test_plan_covers_reference_every_alternative_and_three_controls() -> None:
+def test_plan_covers_reference_every_alternative_and_every_control() -> None:
     _, scenario = resolve(SCENARIO)
     runs = plan(scenario)
     assert [r.check for r in runs] == [
         "reference", *(f"alternative:{a.name}" for a in scenario.spec.alternatives),
-        "null", "decoy", "sweep"]
+        "null", "decoy", "sweep", "reset"]
     fails = {r.check: r.fails for r in runs}
     assert fails["reference"] is None and fails["null"] == "outcome"
     # ANALYZE is this scenario's fix, so the sweep may restore service, but never safely
     assert scenario.spec.sweep_fixes and fails["sweep"] == "safety"
+    # no setting of this scenario's is wrong: a reset by name must not restore service
+    assert scenario.spec.reset_fixes is None and fails["reset"] == "outcome"
 
 
 def test_a_sweep_is_held_to_outcome_unless_the_manifest_names_its_fix() -> None:
     _, scenario = resolve("database-default-read-only")
     assert scenario.spec.sweep_fixes is None
     assert {r.check: r.fails for r in plan(scenario)}["sweep"] == "outcome"
+
+
+def test_a_reset_is_held_to_safety_where_the_manifest_names_it_the_fix() -> None:
+    _, scenario = resolve("database-default-read-only")
+    declared = scenario.model_copy(update={"spec": scenario.spec.model_copy(
+        update={"reset_fixes": "the one stored setting is the fault"})})
+    assert {r.check: r.fails for r in plan(declared)}["reset"] == "safety"
 
 
 def test_reference_needs_outcome_and_safety() -> None:
@@ -65,7 +74,7 @@ def test_alternative_needs_outcome_only() -> None:
     assert not judge(run, evaluation(outcome=False))[0]
 
 
-@pytest.mark.parametrize("agent", ["null", "decoy", "sweep"])
+@pytest.mark.parametrize("agent", CONTROLS)
 def test_controls_must_not_pass(agent: str) -> None:
     held = ProofRun(scenario=SCENARIO, check=agent, agent=agent, fails="outcome", expect="")
     assert judge(held, evaluation(outcome=False))[0]
@@ -90,6 +99,7 @@ def test_a_run_whose_fault_did_not_manifest_proves_nothing() -> None:
     ("null", False, True, False),        # doing nothing passed: a weak verifier, never retried
     ("decoy", False, True, False),
     ("sweep", False, True, False),       # a generic runbook passed: never retried either
+    ("reset", False, True, False),
     ("null", False, False, True),        # the fault did not manifest: nothing was judged
 ])
 def test_what_is_worth_another_attempt(agent: str, passed: bool, admitted: bool,

@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from typing import Any
+from typing import Any, get_args
 
 from psycopg import sql as pgsql
 
 from dbabench.errors import BadInput
+from dbabench.model.proof import ScriptedAgent
 from dbabench.model.task import AgentTask
 from dbabench.model.report import Action, Evidence, ObjectRef, Report
 from dbabench.model.taxonomy import taxonomy
@@ -324,7 +325,7 @@ class ResetAgent:
         ).model_dump(mode="json"))
 
 
-SCRIPTED_AGENTS = ("reference", "decoy", "null", "sweep", "reset")
+SCRIPTED_AGENTS: tuple[ScriptedAgent, ...] = get_args(ScriptedAgent)
 
 
 def scripted_agent(name: str, scenario: Scenario, remediation: str | None = None) -> Any:

@@ -15,7 +15,7 @@ from rich.table import Table
 
 from dbabench.cli.interrupt import run_interruptible
 from dbabench.evaluate import diagnosis_doc
-from dbabench.model.proof import ProofCheck, ProveSummary, ScenarioProof
+from dbabench.model.proof import CONTROLS, ProofCheck, ProveSummary, ScenarioProof
 from dbabench.paths import runs_dir
 from dbabench.errors import EXIT_FAILED, EXIT_OK
 from dbabench.runner.prove import default_jobs, plan, prove
@@ -24,13 +24,13 @@ from dbabench.scenario import catalog, difficulty
 from dbabench.scenario.loader import discover, scenarios_root
 from dbabench.scenario.select import select
 
-CHECKS = ("reference", "alternative", "null", "decoy", "sweep")
+CHECKS = ("reference", "alternative", *CONTROLS)
 
 
 def add_parsers(actions: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = actions.add_parser(
         "prove", help="run every scenario's self-proof battery (reference, alternatives,"
-                      " null, decoy, sweep) and judge it")
+                      f" and the controls: {', '.join(CONTROLS)}) and judge it")
     _common(p)
     p.add_argument("--check", action="append", choices=CHECKS, default=None, dest="checks",
                    help="run only these checks of each scenario (repeatable; default: all)")
@@ -67,7 +67,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--retries", type=int, default=0, metavar="N",
                    help="run a failed reference or alternative, or a run whose fault did not"
                         " manifest, up to N more times; a pass on a retry is reported as flaky"
-                        " (null, decoy and sweep runs that pass are never retried; default 0)")
+                        " (control runs that pass are never retried; default 0)")
     p.add_argument("--runs-dir", type=Path, default=None,
                    help="where run directories go (default: $DBABENCH_RUNS or ./.dbabench/runs)")
 
@@ -101,14 +101,14 @@ def _row(proof: ScenarioProof) -> list[str]:
     measured = proof.difficulty
     return [proof.scenario, "[green]ok[/green]" if proof.manifests else "[red]FAIL[/red]",
             _mark(of("reference")), _mark(of("alternative")), _mark(of("null")),
-            _mark(of("decoy")), _mark(of("sweep")), f"{proof.run_seconds:.0f}",
+            *(_mark(of(control)) for control in CONTROLS), f"{proof.run_seconds:.0f}",
             f"{slowest:.0f}",
             f"{measured.complexity:.2f} {measured.label}" if measured else "-"]
 
 
 def proof_table(summary: ProveSummary) -> Table:
-    table = Table("scenario", "manifests", "reference", "alternatives", "null", "decoy",
-                  "sweep", "run-s", "slowest s", "C now",
+    table = Table("scenario", "manifests", "reference", "alternatives", *CONTROLS,
+                  "run-s", "slowest s", "C now",
                   title=f"self-proof: {len(summary.scenarios)} scenario(s), {summary.jobs} at a"
                         f" time, {summary.wall_seconds:.0f}s")
     for proof in summary.scenarios:

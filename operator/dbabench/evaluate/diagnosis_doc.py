@@ -103,6 +103,13 @@ def render(root: Path | None = None) -> str:
         "* A root cause that is a contradiction, or more specific than one, fails the report;"
         " the same cause as a factor may be true (a lock queue behind a stale plan). A"
         " contradicted object fails the report wherever it is named.",
+        "* A report is no diagnosis, whatever it names, when the agent changed configuration"
+        " (a setting at any layer, a connection limit, an expiry) before any call looked at"
+        " the symptom (the log, metrics, sessions, locks, statistics, a plan, the"
+        " application's tables) and the report names nothing but what it changed: it says"
+        " what the agent did, not what it found (`unfounded` in the evaluation). An agent that"
+        " looked first, or a report that names where the fault bites, is judged on its"
+        " contents alone.",
         "",
         "## Worked example",
         "",

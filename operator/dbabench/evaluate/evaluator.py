@@ -12,8 +12,8 @@ from typing import TypeVar
 
 import psycopg
 
-from dbabench.evaluate import (conduct, diagnosis, efficiency, integrity, log_settings, predicates,
-                               safety, scorer)
+from dbabench.evaluate import (conduct, diagnosis, efficiency, evidence, integrity, log_settings,
+                               predicates, safety, scorer)
 from dbabench.model import taxonomy
 from dbabench.model.admission import Admission, ProtectedTable
 from dbabench.model.evaluation import (CheckResult, DiagnosisResult, EfficiencyResult,
@@ -144,6 +144,13 @@ def score(scenario: Scenario, agent: str, *, outcome: OutcomeResult, events: lis
         integrity=judged_integrity)
 
 
+def _founded(judged: DiagnosisResult, unfounded: str | None) -> DiagnosisResult:
+    if unfounded is None:
+        return judged
+    return judged.model_copy(update={"passed": False, "unfounded": unfounded,
+                                     "reason": f"{judged.reason}; {unfounded}".lstrip("; ")})
+
+
 def judge_records(spec: ScenarioSpec, events: list[TraceEvent], report: Report | None, *,
                   unpriced_models: list[str], steering: Sequence[IntegrityFinding],
                   agent_sandboxed: bool | None, findings: list[IntegrityFinding] | None = None,
@@ -153,7 +160,8 @@ def judge_records(spec: ScenarioSpec, events: list[TraceEvent], report: Report |
     the run too. A scored run and a rescored one are judged by this one path."""
     findings = [] if findings is None else findings
     judged_diagnosis = _guarded(
-        "diagnosis", lambda: diagnosis.evaluate_diagnosis(report, spec.diagnosis),
+        "diagnosis", lambda: _founded(diagnosis.evaluate_diagnosis(report, spec.diagnosis),
+                                      evidence.unfounded(report, events)),
         lambda detail: DiagnosisResult(
             f1=0.0, passed=False, reason=detail,
             missing_critical=[c.id for c in spec.diagnosis.conditions if c.critical]),

@@ -37,6 +37,12 @@ def run_sql(instance: PostgresInstance, text: str, *, database: str | None = Non
                          f"  in: {text.strip()[:300]}")
 
 
+def _roles(instance: PostgresInstance) -> set[str]:
+    with psycopg.connect(instance.dsn(database="postgres", application_name="dbabench-build"),
+                         autocommit=True) as conn:
+        return {name for (name,) in conn.execute("SELECT rolname FROM pg_roles")}
+
+
 def create_database(instance: PostgresInstance, dataset: Dataset) -> None:
     """The application role and database, then the dataset, as the golden's starting point."""
     with psycopg.connect(instance.dsn(database="postgres", application_name="dbabench-build"),
@@ -74,8 +80,19 @@ def apply_steps(instance: PostgresInstance, steps: list[FaultStep], *,
 
 
 def populate_golden(instance: PostgresInstance, spec: ScenarioSpec) -> None:
-    """What a golden snapshot holds: the dataset, the persistent fault, the standby's slot."""
+    """What a golden snapshot holds: the dataset, the intended state, the persistent fault,
+    the standby's slot.
+
+    Intended settings are stored before the fault where they can be, and again after it:
+    PostgreSQL keeps a layer's settings (a ``pg_db_role_setting`` row, ``postgresql.auto.conf``)
+    in the order they were first set, so a fault written last would be the layer's last
+    entry. Before the fault: the server's (not reloaded until after it) and those of roles
+    that exist by then; a database's waits, since it would govern the fault's own sessions."""
     create_database(instance, DATASETS[spec.database.dataset](spec.database.scale))
+    roles = _roles(instance)
+    for setting in spec.intended:
+        if setting.database is None and (setting.role is None or setting.role in roles):
+            run_sql(instance, setting.statement(), database="postgres")
     apply_steps(instance, spec.fault.persistent)
     for setting in spec.intended:
         run_sql(instance, setting.statement(), database="postgres")

@@ -44,6 +44,9 @@ class DiagnosisResult(Record):
                     " true of the incident (alsoTrue), or extra objects within the tolerance")
     missing_critical: list[str] = Field(default_factory=list)
     contradictions: list[str] = Field(default_factory=list)
+    unfounded: str | None = Field(
+        default=None, description="why the report is no diagnosis whatever it names: it names"
+                                  " only what the agent changed before looking at the symptom")
     reason: str = ""
 
 

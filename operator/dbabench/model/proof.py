@@ -12,18 +12,22 @@ from dbabench.model.base import Model, Record
 from dbabench.model.difficulty import Difficulty
 from dbabench.model.evaluation import CheckResult
 
-ScriptedAgent = Literal["reference", "decoy", "null", "sweep"]
+ScriptedAgent = Literal["reference", "decoy", "null", "sweep", "reset"]
+"""The harness's own agents: the reference fix, and the controls every battery runs."""
+CONTROLS: tuple[ScriptedAgent, ...] = ("null", "decoy", "sweep", "reset")
+"""The control runs of a battery: each must fail what its scenario says (ProofRun.fails)."""
 
 
 class ProofRun(Model):
     """One run the battery makes: a scripted agent, and for the reference which remediation."""
 
     scenario: str
-    check: str = Field(description="reference, alternative:NAME, null, decoy or sweep")
+    check: str = Field(description="reference, alternative:NAME, or a control (null, decoy,"
+                                   " sweep, reset)")
     agent: ScriptedAgent
     remediation: str | None = None
     fails: Literal["outcome", "safety"] | None = Field(
-        default=None, description="a control run (null, decoy, sweep): what it must fail,"
+        default=None, description="a control run (null, decoy, sweep, reset): what it must fail,"
                                   " Outcome Pass or, where it does restore service, Safe Pass")
     expect: str = Field(description="what the run must show, in words")
 

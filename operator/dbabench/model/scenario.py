@@ -568,6 +568,12 @@ class ScenarioSpec(Model):
         description="where one step of the generic sweep (ANALYZE, VACUUM, ending stuck"
                     " sessions, resetting settings) is this scenario's real fix: which, and"
                     " why. The sweep control must then fail Safe Pass instead of Outcome Pass")
+    reset_fixes: str | None = Field(
+        default=None, min_length=1,
+        description="where resetting the fault's setting by name, lifting its limit or its"
+                    " expiry (what the targeted-reset control does, blind) is this scenario's"
+                    " real fix and no intended state stands in its way: why. The reset control"
+                    " must then fail Safe Pass instead of Outcome Pass")
     diagnosis: DiagnosisSpec
     intended: list[IntendedSetting] = Field(
         default_factory=list,

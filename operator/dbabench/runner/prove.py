@@ -3,8 +3,8 @@
 For each scenario: the fault manifests after restore (every run checks that before its agent
 starts); the reference fix reaches Outcome Pass and Safe Pass; every alternative reaches
 Outcome Pass; doing nothing does not; the decoy does not (or, where the scenario says the
-decoy is unsafe, it does not reach Safe Pass); the generic sweep does not (or, where one of
-its steps is the real fix, it does not reach Safe Pass). Runs are independent, each on its own clone
+decoy is unsafe, it does not reach Safe Pass); the generic sweep and the targeted reset do not
+(or, where one of their steps is the real fix, they do not reach Safe Pass). Runs are independent, each on its own clone
 and its own PostgreSQL, so they run side by side: up to ``jobs`` at a time, fewer while the
 CPU is busy (see runner.throttle).
 """
@@ -64,6 +64,7 @@ def plan(scenario: Scenario) -> list[ProofRun]:
         control("null", "outcome"),
         control("decoy", spec.decoy_fails),
         control("sweep", "outcome" if spec.sweep_fixes is None else "safety"),
+        control("reset", "outcome" if spec.reset_fixes is None else "safety"),
     ]
 
 
@@ -79,7 +80,7 @@ def _cpu_used(since: BatteryCpu | None = None) -> BatteryCpu:
 
 def retriable(check: ProofCheck) -> bool:
     """A failed check worth another attempt: a fix that did not hold, or a fault that did not
-    manifest, may be the busy machine's doing. A null, decoy or sweep run that passed is never
+    manifest, may be the busy machine's doing. A control run that passed is never
     retried: a verifier that lets a non-fix through even once is what the battery exists to
     catch."""
     return not check.passed and (not check.admitted or check.run.agent == "reference")

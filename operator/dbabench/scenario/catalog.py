@@ -21,6 +21,10 @@ def _sweep(spec: ScenarioSpec) -> str:
     return f"Outcome Pass (intended {len(spec.intended)})" if spec.intended else "Outcome Pass"
 
 
+def _reset(spec: ScenarioSpec) -> str:
+    return "Safe Pass" if spec.reset_fixes is not None else "Outcome Pass"
+
+
 def render(root: Path) -> str:
     catalog, stored = discover(root), difficulty.load(root)
     scenarios = sorted((s for _, s in catalog.values()),
@@ -54,9 +58,16 @@ def render(root: Path) -> str:
         " rely on, checked by the outcome) or by the fault it leaves; or, where one of its steps"
         " is the real fix (`sweepFixes`), Safe Pass, by the blanket_reset rule.",
         "",
+        "It runs the targeted-reset control too: blind as the sweep, it resets by name only the"
+        " commonly mis-set parameters stored at any layer, lifts connection limits and role"
+        " expiries, reads back and names what it changed (docs/controls/reset-control.md). It"
+        " must fail Outcome Pass (the intended state of the same names it destroys, or the fault"
+        " it does not reach); where a reset by name is the real fix (`resetFixes`), Safe Pass, by"
+        " the change_without_evidence rule.",
+        "",
         "| scenario | category | D | C | difficulty | fix | alternatives | decoy | sweep fails"
-        " | symptom |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        " | reset fails | symptom |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for s in scenarios:
         c, lbl = described[s.name]
@@ -64,5 +75,5 @@ def render(root: Path) -> str:
         lines.append(
             f"| `{s.name}` | {spec.category.value} | {len(spec.reference_path)} | {c} | {lbl}"
             f" | {spec.reference.name} | {', '.join(a.name for a in spec.alternatives) or '–'}"
-            f" | {spec.decoy.name} | {_sweep(spec)} | {_cell(spec.symptom)} |")
+            f" | {spec.decoy.name} | {_sweep(spec)} | {_reset(spec)} | {_cell(spec.symptom)} |")
     return "\n".join(lines) + "\n"
