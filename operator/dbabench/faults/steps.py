@@ -7,12 +7,14 @@ Jobs are not executed here: they are long-lived clients and run in the workload 
 
 from __future__ import annotations
 
+import hashlib
+
 import psycopg
 from psycopg import sql as pgsql
 
 from dbabench.errors import PermanentInfraError
 from dbabench.env.postgres import APP_ROLE, PostgresInstance
-from dbabench.model.scenario import FaultStep, ScenarioSpec, SqlStep
+from dbabench.model.scenario import FaultStep, IntendedSetting, ScenarioSpec, SqlStep
 from dbabench.model.workload import JobStep
 from dbabench.scenario.datasets import DATASETS, Dataset
 
@@ -35,6 +37,14 @@ def run_sql(instance: PostgresInstance, text: str, *, database: str | None = Non
     if expect_error is not None:
         raise FaultError(f"fault SQL was expected to fail with {expect_error} but succeeded\n"
                          f"  in: {text.strip()[:300]}")
+
+
+def _early(setting: IntendedSetting, spec: ScenarioSpec) -> bool:
+    """Whether an intended setting is stored before the fault: about half of them, by a
+    digest of the statement and the fault (stable from build to build, and unrelated to
+    anything an agent can see)."""
+    material = [setting.statement(), *(s.model_dump_json() for s in spec.fault.persistent)]
+    return hashlib.sha256("\0".join(material).encode()).digest()[0] % 2 == 0
 
 
 def _roles(instance: PostgresInstance) -> set[str]:
@@ -83,15 +93,17 @@ def populate_golden(instance: PostgresInstance, spec: ScenarioSpec) -> None:
     """What a golden snapshot holds: the dataset, the intended state, the persistent fault,
     the standby's slot.
 
-    Intended settings are stored before the fault where they can be, and again after it:
     PostgreSQL keeps a layer's settings (a ``pg_db_role_setting`` row, ``postgresql.auto.conf``)
-    in the order they were first set, so a fault written last would be the layer's last
-    entry. Before the fault: the server's (not reloaded until after it) and those of roles
-    that exist by then; a database's waits, since it would govern the fault's own sessions."""
+    in the order they were first set, so where the fault sits among the intended settings
+    must tell nothing: some are stored before it (``_early``), the rest after it, and each is
+    set again after it (in place: the order stays). Only the server's (not reloaded until
+    after the fault) and those of roles that exist by then can go first; a database's never
+    does, since it would govern the fault's own sessions."""
     create_database(instance, DATASETS[spec.database.dataset](spec.database.scale))
     roles = _roles(instance)
     for setting in spec.intended:
-        if setting.database is None and (setting.role is None or setting.role in roles):
+        if (_early(setting, spec) and setting.database is None
+                and (setting.role is None or setting.role in roles)):
             run_sql(instance, setting.statement(), database="postgres")
     apply_steps(instance, spec.fault.persistent)
     for setting in spec.intended:

@@ -118,9 +118,9 @@ def golden_key(scenario: Scenario, baseline: dict[str, str]) -> str:
         "database": spec.database.model_dump(mode="json", exclude_defaults=True),
         "persistent": [s.model_dump(mode="json", exclude_defaults=True)
                        for s in spec.fault.persistent],
-        # stored before the fault too (faults.steps.populate_golden): goldens built when
-        # they were stored after it only are not this one
-        "intended": [*(["before-and-after-fault"] if spec.intended else []),
+        # some stored before the fault, all after it (faults.steps.populate_golden): goldens
+        # built when all were stored after it only are not this one
+        "intended": [*(["split-around-fault"] if spec.intended else []),
                      *(s.statement() for s in spec.intended)],
         "dataset": [dataset.name, dataset.version, list(dataset.statements)],
         "baseline": baseline,
