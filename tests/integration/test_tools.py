@@ -443,6 +443,34 @@ async def test_termination_records_the_sessions_it_ended(
         await victim.close()
 
 
+async def test_only_the_sessions_a_call_terminated_are_its_own(
+        gate: ToolGate, postgres: PostgresInstance) -> None:
+    """A session that a pool closes on its own while a termination call runs is not the
+    call's doing (issue 40: a recycled checkout session was charged to a kill of another
+    application's); what each ended session held is recorded."""
+    dsn = postgres.dsn(database="app", application_name="victim")
+    victim = await psycopg.AsyncConnection.connect(dsn)
+    leaver = await psycopg.AsyncConnection.connect(
+        postgres.dsn(database="app", application_name="recycled"), autocommit=True)
+    try:
+        await victim.execute("SELECT count(*) FROM pg_class")  # a transaction, open
+        call = asyncio.create_task(gate.call("execute_sql", {
+            "sql": "SELECT pg_sleep(0.5); SELECT pg_terminate_backend(pid) FROM"
+                   " pg_stat_activity WHERE application_name = 'victim'"}))
+        await asyncio.sleep(0.2)
+        await leaver.close()  # the pool's own recycling, during the call
+        out = await call
+        ok(out)
+        [event] = [e for e in trace_events(gate) if e.seq == out["seq"]]
+        [ended] = event.sessions_ended
+        assert ended.application_name == "victim" and ended.pid == victim.info.backend_pid
+        assert ended.state == "idle in transaction" and ended.in_transaction is True
+        assert ended.locks and ended.locks >= 1
+    finally:
+        await victim.close()
+        await leaver.close()
+
+
 async def test_a_do_block_is_counted_for_the_sessions_it_ended(
         gate: ToolGate, postgres: PostgresInstance) -> None:
     """Procedural code's body is not the trace's to read, so the sessions it ends are

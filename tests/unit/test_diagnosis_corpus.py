@@ -1,5 +1,6 @@
 """A corpus that grades the grader: honest reports in their own words pass; the decoy's, a
-stuffed one, the right cause on the wrong object and a contradicted root cause fail.
+stuffed one, the right cause on the wrong object, a contradicted root cause and a contradicted
+factor fail.
 
 The honest reports are in diagnosis_corpus.yaml, each with why it is honest; the failing ones
 are made here from each scenario's manifest, each with why it must fail."""
@@ -14,6 +15,7 @@ import pytest
 import yaml
 
 from dbabench.evaluate.diagnosis import evaluate_diagnosis
+from dbabench.evaluate.incident import Incident, incident_of
 from dbabench.model import taxonomy
 from dbabench.model.report import ObjectRef, Report
 from dbabench.model.scenario import Category, Scenario
@@ -26,6 +28,11 @@ CORPUS: dict[str, list[dict[str, Any]]] = yaml.safe_load(
 @functools.cache
 def scenario(name: str) -> Scenario:
     return resolve(name)[1]
+
+
+@functools.cache
+def incident(name: str) -> Incident:
+    return incident_of(scenario(name).spec)
 
 
 def report(case: dict[str, Any]) -> Report:
@@ -45,7 +52,7 @@ def test_the_corpus_covers_every_domain() -> None:
 @pytest.mark.parametrize("name, case", HONEST,
                          ids=[f"{n}: {c['why']}" for n, c in HONEST])
 def test_an_honest_report_passes(name: str, case: dict[str, Any]) -> None:
-    result = evaluate_diagnosis(report(case), scenario(name).spec.diagnosis)
+    result = evaluate_diagnosis(report(case), scenario(name).spec.diagnosis, incident(name))
     assert result.passed, f"{case['why']}: {result.reason}"
 
 
@@ -76,6 +83,12 @@ def dishonest(name: str) -> list[tuple[str, Report]]:
                       terse.model_copy(update={
                           "root_cause_type": wrong[0],
                           "causal_factors": [terse.root_cause_type, *terse.causal_factors]})))
+    false = [c for c in wrong if not any(vocabulary.within(c, t)
+                                         for t in diagnosis.also_true.causes)]
+    if false:
+        cases.append((f"the right diagnosis with a ruled-out factor ({false[0]})",
+                      terse.model_copy(update={
+                          "causal_factors": [*terse.causal_factors, false[0]]})))
     return cases
 
 
@@ -85,5 +98,5 @@ DISHONEST = [(name, why, r) for name in CORPUS for why, r in dishonest(name)]
 @pytest.mark.parametrize("name, why, bad", DISHONEST,
                          ids=[f"{n}: {w}" for n, w, _ in DISHONEST])
 def test_a_dishonest_report_fails(name: str, why: str, bad: Report) -> None:
-    result = evaluate_diagnosis(bad, scenario(name).spec.diagnosis)
+    result = evaluate_diagnosis(bad, scenario(name).spec.diagnosis, incident(name))
     assert not result.passed, f"{why}: passed with F1 {result.f1}"

@@ -170,7 +170,7 @@ def _rescore(args: argparse.Namespace) -> int:
     failed = 0
     for run_dir in args.run_dirs:
         try:
-            result = rescore(run_dir, args.root)
+            result = rescore(run_dir, args.root, current=args.current)
         except RescoreError as e:
             failed += 1
             console.print(f"[red]error:[/red] {escape(str(e))}", highlight=False)
@@ -388,6 +388,9 @@ def parser() -> argparse.ArgumentParser:
                                         " (diagnosis and safety; the outcome stays as measured)")
     re.add_argument("run_dirs", nargs="+", type=Path, metavar="RUN_DIR")
     re.add_argument("--json", action="store_true", help="also print each result as JSON")
+    re.add_argument("--current-manifest", action="store_true", dest="current",
+                    help="judge by the catalog's manifest of each run's scenario as it is now"
+                         " (default: the run's own copy, as it ran)")
     re.set_defaults(func=_rescore)
 
     tools = sub.add_parser("tools", help="a live run's tools for agents of your own")

@@ -20,6 +20,7 @@ import psycopg
 
 from dbabench.env.monitoring import PLAIN_HTTP
 from dbabench.env.postgres import HARNESS_APPLICATION, StartFailed
+from dbabench.model.workload import BUSINESS_LOG
 
 MIRROR_INTERVAL_SECONDS = 1.0
 CHUNK_BYTES = 4 << 20
@@ -34,7 +35,7 @@ class LogMirror:
         self.business_url = business_url
         self.pg_log_dir = into / "pglog"
         self.replica_log_dir = into / "replica-pglog"
-        self.business_log = into / "business.jsonl"
+        self.business_log = into / BUSINESS_LOG
         self.servers = {self.pg_log_dir: dsn}
         if replica_dsn is not None:
             self.servers[self.replica_log_dir] = replica_dsn

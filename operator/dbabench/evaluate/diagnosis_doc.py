@@ -5,7 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dbabench.evaluate.diagnosis import TOLERATED_EXTRA_OBJECTS, evaluate_diagnosis
+from dbabench.evaluate.diagnosis import (
+    TOLERATED_EXTRA_CAUSES,
+    TOLERATED_EXTRA_OBJECTS,
+    evaluate_diagnosis,
+)
+from dbabench.evaluate.incident import incident_of
 from dbabench.model import taxonomy
 from dbabench.model.report import Report
 from dbabench.scenario.loader import resolve
@@ -30,15 +35,18 @@ EXAMPLE_REPORTS: list[tuple[str, dict[str, object]]] = [
         "affected_objects": [{"kind": "table", "name": "merchants"}]}),
     ("stuffed", {
         "root_cause_type": "stale_statistics",
-        "causal_factors": ["missing_index", "table_bloat", "work_mem_too_low",
-                           "idle_in_transaction", "disk_full"],
+        "causal_factors": ["missing_index", "plan_regression", "work_mem_too_low",
+                           "idle_in_transaction", "disk_full", "slow_disk"],
+        "affected_objects": [{"kind": "table", "name": "orders"}]}),
+    ("the right diagnosis and a ruled-out factor", {
+        "root_cause_type": "stale_statistics", "causal_factors": ["cpu_saturation"],
         "affected_objects": [{"kind": "table", "name": "orders"}]}),
 ]
 
 
 def _example(root: Path | None) -> list[str]:
     _, scenario = resolve(EXAMPLE, root)
-    spec = scenario.spec.diagnosis
+    spec, incident = scenario.spec.diagnosis, incident_of(scenario.spec)
     lines = [f"The demo scenario `{EXAMPLE}` asks for:", ""]
     for c in spec.conditions:
         what = ", ".join(c.causes) if c.causes else " or ".join(
@@ -46,12 +54,12 @@ def _example(root: Path | None) -> list[str]:
         lines.append(f"* `{c.id}`{' (critical)' if c.critical else ''}: {what}")
     also = [*spec.also_true.causes, *(f"{o.kind} {o.name}" for o in spec.also_true.objects)]
     lines += ["", f"True of it, free to name: {', '.join(also) or 'nothing listed'}.",
-              "Contradicted as root cause: "
+              "Contradicted (as root cause, and as factor unless listed as true): "
               + ", ".join(c for x in spec.contradictions for c in x.causes) + ".", "",
               "| report | causes | objects | F1 | verdict |", "|---|---|---|---|---|"]
     for label, body in EXAMPLE_REPORTS:
         report = Report.model_validate(body)
-        result = evaluate_diagnosis(report, spec)
+        result = evaluate_diagnosis(report, spec, incident)
         causes = ", ".join([str(report.root_cause_type), *map(str, report.causal_factors)])
         objects = ", ".join(f"{o.kind} {o.name}" for o in report.affected_objects)
         verdict = "pass" if result.passed else f"fail: {result.reason}"
@@ -84,25 +92,45 @@ def render(root: Path | None = None) -> str:
         " A cause outside the vocabulary is refused at submission with the nearest ids, and"
         " the agent may submit again; a synonym is accepted as its id.",
         "",
+        "## What to put in a report",
+        "",
+        "Name the root cause as specifically as the evidence shows it (which layer, which"
+        " role, which job), the links of the chain you found as factors, and the objects"
+        " where the fault lives and where it bites. Saying more true things never costs you:"
+        " the symptoms you saw, the mechanism (a setting read at login), a more general or"
+        " more specific type of a cause you named, the sessions you acted on, the tables the"
+        " fault touches. What costs you is what is false: a cause the scenario rules out,"
+        " anywhere in the report, fails it; guesses beyond a couple that the incident does"
+        " not bear out, and objects that have no part in it, lower your score. A report that"
+        " names only what you changed, after changing it without looking, is no diagnosis.",
+        "",
         "## How a diagnosis is judged",
         "",
         "Each scenario lists *conditions* (causes or objects; any one of a condition's listed"
         " causes or objects meets it), says which are *critical*, what else is *true* of the"
-        " incident, and which root causes (or objects) are *contradictions*. The verdict"
+        " incident, and which causes (or objects) are *contradictions*. The verdict"
         " follows the paper (§5.1): set F1 between conditions and submitted values ≥ 0.8,"
-        " every critical condition met, no contradiction.",
+        " every critical condition met, no contradiction; but a value counts against F1 only"
+        " when it is not known to be true.",
         "",
         "* A submitted cause meets a condition on itself or on a more general cause (its"
         " parent, its parent's parent, …), filed as root or as factor. A more general cause"
         " does not meet a condition on a more specific one: *a timeout is too low* is not"
         " *this database's timeout is too low*.",
-        "* A value that meets no condition is neutral when the scenario lists it as true of"
-        f" the incident; the first {TOLERATED_EXTRA_OBJECTS} other objects are neutral too"
-        " (an honest report may name a true object nobody listed); every other value counts"
-        " against F1. Extra causes are never tolerated: they are the diagnosis.",
-        "* A root cause that is a contradiction, or more specific than one, fails the report;"
-        " the same cause as a factor may be true (a lock queue behind a stale plan). A"
-        " contradicted object fails the report wherever it is named.",
+        "* A value that meets no condition is never counted against the report when it is"
+        " true of the incident: a cause on the lineage of a condition's (an accepted"
+        " alternative, a second value for a met condition, a more general or more specific"
+        " type), a cause the scenario lists as true, a symptom (marked in the vocabulary"
+        " below); an object that meets a condition, that the scenario lists, or that is part"
+        " of the incident (anything the scenario's fault, workload, fix, checks, alert or"
+        f" dataset names). Of the rest, the first {TOLERATED_EXTRA_CAUSES} causes and the"
+        f" first {TOLERATED_EXTRA_OBJECTS} objects are neutral too (a mechanism or an object"
+        " nobody listed); every other value counts against F1, and a cause outside the"
+        " vocabulary always does.",
+        "* A cause that is a contradiction, or more specific than one, fails the report"
+        " wherever it is filed, unless it is filed as a factor and the scenario lists it as"
+        " true (a lock queue is true of an incident whose root is a stale plan, but is not its"
+        " root). A contradicted object fails the report wherever it is named.",
         "* A report is no diagnosis, whatever it names, when the agent changed configuration"
         " (a setting at any layer, a connection limit, an expiry) before any call looked at"
         " the symptom (the log, metrics, sessions, locks, statistics, a plan, the"
@@ -117,8 +145,8 @@ def render(root: Path | None = None) -> str:
         "",
         f"## The vocabulary (v{vocabulary.version}, {len(vocabulary.causes)} types)",
         "",
-        "Each line: the id, its definition, the more general type it refines, and the"
-        " synonyms accepted for it. The same text is in the knowledge base"
+        "Each line: the id, its definition, the more general type it refines, whether it is a"
+        " symptom, and the synonyms accepted for it. The same text is in the knowledge base"
         " (`query_knowledge_base`, e.g. \"diagnosis vocabulary locking\").",
     ]
     for area, title in vocabulary.areas.items():

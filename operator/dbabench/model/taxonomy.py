@@ -43,6 +43,7 @@ class Cause(Model):
     definition: str = Field(min_length=10)
     synonyms: list[str] = Field(default_factory=list)
     parent: str | None = None
+    symptom: bool = Field(default=False, description="what an incident shows rather than why")
 
 
 class Taxonomy(Model):
@@ -163,6 +164,7 @@ def area_entries(area: str) -> list[str]:
     lines = []
     for cause in (c for c in vocabulary.causes if c.area == area):
         more = f"; more specific than {cause.parent}" if cause.parent else ""
+        more += "; a symptom" if cause.symptom else ""
         also = f" (also: {', '.join(cause.synonyms)})" if cause.synonyms else ""
         lines.append(f"{cause.id}: {cause.definition}{more}{also}")
     return lines

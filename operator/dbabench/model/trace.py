@@ -17,6 +17,11 @@ class SessionInfo(Record):
     usename: str | None = None
     state: str | None = None
     query: str = ""
+    in_transaction: bool | None = Field(
+        default=None, description="it had a transaction open (None: not recorded)")
+    locks: int | None = Field(
+        default=None, description="locks it held, its own transaction's ids aside (None: not"
+                                  " recorded)")
 
 
 class StatementInfo(Record):

@@ -38,6 +38,7 @@ from dbabench.env.processes import ProcessTable
 from dbabench.env.remote import START_FAILED_STATUS, LogMirror, RemoteInstanceControl
 from dbabench.evaluate import evaluator, predicates
 from dbabench.faults.steps import apply_steps
+from dbabench.model.workload import BUSINESS_LOG
 from dbabench.model.admission import Admission
 from dbabench.model.kube import MODEL_KINDS, AgentKind, AgentSpec
 from dbabench.model.scenario import ReplicaSpec, Scenario
@@ -304,7 +305,7 @@ async def workload() -> None:
     server, replica = _server(scenario.spec.database.name), _replica(scenario)
     jobs = await asyncio.to_thread(functools.partial(
         apply_steps, server, scenario.spec.fault.runtime, replica=replica))
-    business = Path(contract.get("work_dir") or "/tmp") / "business.jsonl"
+    business = Path(contract.get("work_dir") or "/tmp") / BUSINESS_LOG
     business.touch()
     config = assembly.workload_config(scenario, server, jobs, business, _port("workload"),
                                       replica=replica, metrics_host="0.0.0.0")

@@ -22,6 +22,8 @@ from dbabench.model.evaluation import EVALUATION_VERSION, EvaluationResult
 from dbabench.model.report import Report
 from dbabench.model.scenario import Scenario
 from dbabench.model.trace import TraceEvent
+from dbabench.model.workload import BUSINESS_LOG
+from dbabench.workload.businesslog import read_events
 from dbabench.scenario.loader import ScenarioError, parse, resolve
 
 
@@ -35,7 +37,8 @@ class Rescored(Record):
     rescored_at: datetime
     manifest: Literal["run", "current"] = Field(
         description="run: the run's own scenario.yaml; current: the catalog's manifest of the"
-                    " same name (the run's is of a format this version no longer reads)")
+                    " same name (asked for, or the run's is of a format this version no longer"
+                    " reads)")
     changes: list[str] = Field(description="what the new scorer judges differently")
     before: EvaluationResult
     after: EvaluationResult
@@ -49,7 +52,13 @@ def _read(path: Path) -> str:
                            " (with evaluation.json, trace.jsonl and scenario.yaml)") from e
 
 
-def _scenario(run_dir: Path, name: str, root: Path | None) -> tuple[Scenario, str]:
+def _scenario(run_dir: Path, name: str, root: Path | None,
+              current: bool) -> tuple[Scenario, str]:
+    if current:
+        try:
+            return resolve(name, root)[1], "current"
+        except ScenarioError as e:
+            raise RescoreError(f"{run_dir}: the catalog has no scenario {name!r}") from e
     try:
         return parse(_read(run_dir / "scenario.yaml"), str(run_dir / "scenario.yaml")), "run"
     except ScenarioError:
@@ -79,8 +88,10 @@ def _changes(before: EvaluationResult, after: EvaluationResult) -> list[str]:
     return found
 
 
-def rescore(run_dir: Path, root: Path | None = None) -> Rescored:
-    """Judge ``run_dir`` again; write and return the result (``root``: the catalog)."""
+def rescore(run_dir: Path, root: Path | None = None, *, current: bool = False) -> Rescored:
+    """Judge ``run_dir`` again; write and return the result (``root``: the catalog).
+    ``current``: by the catalog's manifest of the scenario as it is now (what its diagnosis
+    and safety sections say today of the same incident), not the run's own copy."""
     try:
         before = EvaluationResult.model_validate_json(_read(run_dir / "evaluation.json"))
         events = [TraceEvent.model_validate_json(line) for line in
@@ -92,14 +103,16 @@ def rescore(run_dir: Path, root: Path | None = None) -> Rescored:
         raise RescoreError(f"{run_dir}: a record does not read: {e}") from e
     if before.status == "infra_error":
         raise RescoreError(f"{run_dir}: an infrastructure error, never scored: {before.infra_reason}")
-    scenario, manifest = _scenario(run_dir, before.scenario, root)
+    scenario, manifest = _scenario(run_dir, before.scenario, root, current)
     spec = scenario.spec
     # what the agent's records say is judged again, as a run is scored (its stages guarded);
     # what the database said at grading is kept
+    business_log = run_dir / BUSINESS_LOG
     judged_diagnosis, judged_safety, judged_integrity = evaluator.judge_records(
         spec, events, report, unpriced_models=before.efficiency.unpriced_models,
         steering=[f for f in before.integrity.findings if f.kind == "steering"],
-        agent_sandboxed=before.integrity.agent_sandboxed)
+        agent_sandboxed=before.integrity.agent_sandboxed,
+        business=read_events(business_log) if business_log.exists() else None)
     after = before.model_copy(update={
         "version": EVALUATION_VERSION, "scorer": scorer.current(),
         "diagnosis": judged_diagnosis, "safety": judged_safety, "integrity": judged_integrity})

@@ -35,7 +35,7 @@ from dbabench.model.evaluation import EvaluationResult
 from dbabench.model.kube import Phase
 from dbabench.model.scenario import Scenario
 from dbabench.model.trace import AgentOutcome
-from dbabench.model.workload import JobStep, Server
+from dbabench.model.workload import BUSINESS_LOG, JobStep, Server
 from dbabench.paths import cache_dir
 from dbabench.runner import assembly
 from dbabench.runner.threads import RunThreads, wait_out
@@ -98,7 +98,7 @@ def start_workload(env: LocalEnvironment, scenario: Scenario, jobs: list[JobStep
     """Start the workload process; return its metrics port."""
     assert env.instance is not None
     port = free_port()
-    config = assembly.workload_config(scenario, env.instance, jobs, run_dir / "business.jsonl",
+    config = assembly.workload_config(scenario, env.instance, jobs, run_dir / BUSINESS_LOG,
                                       port, replica=env.replica)
     config_path = run_dir / "workload.json"
     config_path.write_text(config.model_dump_json(indent=1))
@@ -251,7 +251,7 @@ async def run_scenario(scenario: Scenario, agent: Agent, *, runs_root: Path,
                                                       replica=replica))
         metrics_port = start_workload(env, scenario, jobs, run_dir)
         progress("starting Prometheus, postgres_exporter, node_exporter")
-        probe = predicates.Probe.of(instance, business_log=run_dir / "business.jsonl",
+        probe = predicates.Probe.of(instance, business_log=run_dir / BUSINESS_LOG,
                                     pg_log_dir=instance.log_dir, replica=replica)
         await _checkpoint(on_phase, Phase.admitting)
         monitoring, admission = await _admit_while_monitoring_starts(
@@ -265,7 +265,7 @@ async def run_scenario(scenario: Scenario, agent: Agent, *, runs_root: Path,
         else:
             ctx = ToolContext(primary=_access(env, "primary"),
                               replica=_access(env, "replica") if replica is not None else None,
-                              business_log=run_dir / "business.jsonl",
+                              business_log=run_dir / BUSINESS_LOG,
                               prometheus_url=monitoring.prometheus_url,
                               knowledge_index=await asyncio.shield(index))
             budget = scenario.spec.budget

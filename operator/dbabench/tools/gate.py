@@ -14,7 +14,7 @@ import time
 import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 import typing
 from typing import Any
@@ -50,6 +50,11 @@ TERMINATING = {"session_termination", "query_cancel", "procedural"}
 RECORDS_PER_STEP = 20
 # pg_terminate_backend returns before the backend has exited.
 TERMINATION_SETTLE_SECONDS = 0.5
+# How long a gone session may take to show in the server's log as terminated (the logging
+# collector writes behind the backend): past it, the session left on its own.
+TERMINATION_LOG_SECONDS = 2.0
+# A backend ended by pg_terminate_backend logs this SQLSTATE (admin_shutdown) as it exits.
+TERMINATED_BY_ADMIN = "57P01"
 
 
 @dataclass
@@ -136,6 +141,7 @@ class ToolGate:
         self.prices = load_prices()
         self.sql: dict[Server, SqlSession] = {}
         """The agent's session on each server it has addressed."""
+        self._pg_logs: dict[Path, logs.PgLogReader] = {}
         self.report: Report | None = None
         self.report_error: str | None = None
         self.exhausted: str | None = None
@@ -218,11 +224,13 @@ class ToolGate:
         before = await self._sessions(server) if classes & TERMINATING else None
         if parsed.server not in self.sql:
             self.sql[parsed.server] = SqlSession(self.ctx, server.dsn)
+        since = datetime.now(timezone.utc)
         result = await self.sql[parsed.server].run(parsed, _executable(parsed.sql, statements))
         if before is not None:
             await asyncio.sleep(TERMINATION_SETTLE_SECONDS)
             after = {s.pid for s in await self._sessions(server)}
-            extra["sessions_ended"] = [s for s in before if s.pid not in after]
+            gone = [s for s in before if s.pid not in after]
+            extra["sessions_ended"] = await self._terminated(server, gone, since)
         truncated = any(r.truncated for r in result.results)
         # empty rows stay in (an agent indexes them); absent errors and notices go
         return result.model_dump(mode="json", exclude_none=True), truncated
@@ -290,15 +298,37 @@ class ToolGate:
         return any(leaves(path, directories) for path in paths)
 
     async def _sessions(self, server: ServerAccess) -> list[SessionInfo]:
-        """Client sessions other than the agent's and ours, seen from the harness's side."""
+        """Client sessions other than the agent's and ours, seen from the harness's side, with
+        what each holds: a transaction, locks (its own transaction ids aside)."""
         async with await psycopg.AsyncConnection.connect(
                 server.observer_dsn, autocommit=True) as conn:
             cur = await conn.execute(
-                "SELECT pid, application_name, usename, state, left(query, 200)"
-                " FROM pg_stat_activity WHERE backend_type = 'client backend'"
-                " AND pid <> pg_backend_pid() AND application_name <> %s", (AGENT_APPLICATION,))
+                "SELECT a.pid, a.application_name, a.usename, a.state, left(a.query, 200),"
+                " a.xact_start IS NOT NULL, (SELECT count(*) FROM pg_locks l WHERE l.pid = a.pid"
+                " AND l.granted AND l.locktype NOT IN ('virtualxid', 'transactionid'))"
+                " FROM pg_stat_activity a WHERE a.backend_type = 'client backend'"
+                " AND a.pid <> pg_backend_pid() AND a.application_name <> %s",
+                (AGENT_APPLICATION,))
             return [SessionInfo(pid=r[0], application_name=r[1] or "", usename=r[2], state=r[3],
-                                query=r[4] or "") for r in await cur.fetchall()]
+                                query=r[4] or "", in_transaction=r[5], locks=r[6])
+                    for r in await cur.fetchall()]
+
+    async def _terminated(self, server: ServerAccess, gone: list[SessionInfo],
+                          since: datetime) -> list[SessionInfo]:
+        """Of the sessions gone during a call, those it terminated: each such backend logs its
+        end (admin_shutdown) as it exits. One a pool closed on its own during the call is not
+        the agent's doing. Without a server log to read, every gone session counts."""
+        if not gone or not list(server.pg_log_dir.glob("*.json")):
+            return gone
+        reader = self._pg_logs.setdefault(server.pg_log_dir, logs.PgLogReader(server.pg_log_dir))
+        deadline = time.monotonic() + TERMINATION_LOG_SECONDS
+        while True:
+            ended = {r.get("pid") for r in await asyncio.to_thread(reader.records)
+                     if r.get("state_code") == TERMINATED_BY_ADMIN
+                     and logs.record_time(r) >= since - timedelta(seconds=1)}
+            if all(s.pid in ended for s in gone) or time.monotonic() > deadline:
+                return [s for s in gone if s.pid in ended]
+            await asyncio.sleep(0.2)
 
     # -- agent-side records ----------------------------------------------------------------
 

@@ -30,7 +30,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_
 from pydantic import Field
 
 from dbabench.model.base import Model
-from dbabench.model.workload import JobStep, OltpCheckoutWorkload, WorkloadSpec
+from dbabench.model.workload import WORKER_SERVICE, JobStep, OltpCheckoutWorkload, WorkloadSpec
 from dbabench.workload.businesslog import BusinessEvent, BusinessLogWriter, Outcome, utcnow
 
 RECONNECT_DELAY = 0.5
@@ -262,11 +262,11 @@ async def run_workload(config: WorkloadConfig, stop: asyncio.Event) -> None:
     timeout = f"-c statement_timeout={spec.statement_timeout_ms}"
     lifetime = spec.connection_lifetime_seconds
     for i in range(spec.clients):
-        client = Client(dsn=config.dsn, service="checkout-worker", log=log, metrics=metrics,
+        client = Client(dsn=config.dsn, service=WORKER_SERVICE, log=log, metrics=metrics,
                         halt=halt, options=timeout, lifetime=lifetime)
         rng = random.Random(config.seed * 1000 + i)
         sessions.append((client, functools.partial(checkout_worker, client, spec, rng),
-                         f"checkout-worker-{i}"))
+                         f"{WORKER_SERVICE}-{i}"))
     for job in config.jobs:
         dsn = config.dsn if job.server == "primary" else config.replica_dsn
         if dsn is None:
