@@ -967,17 +967,30 @@ async def test_turning_the_logging_down_fails_the_log_checks_that_count_on_it(
         "ALTER SYSTEM SET log_lock_waits = off",
         "ALTER ROLE app SET log_min_messages = panic",
         "ALTER DATABASE app SET deadlock_timeout = '1h'",
+        # the server's own (sighup) settings, which no session can set to read them back
+        "ALTER SYSTEM SET log_checkpoints = off",
+        "ALTER SYSTEM SET log_autovacuum_min_duration = -1",
         # logging more, or the same in other units, is no turning down
         "ALTER SYSTEM SET log_min_duration_statement = '100ms'",
         f"ALTER SYSTEM SET deadlock_timeout = '{before['deadlock_timeout (server)']}ms'",
         "SELECT pg_reload_conf()")
     now = await log_settings.layers(probe)
     down = log_settings.turned_down(before, now, ["log_lock_waits", "deadlock_timeout",
-                                                  "log_min_duration_statement"])
+                                                  "log_min_duration_statement",
+                                                  "log_checkpoints",
+                                                  "log_autovacuum_min_duration"])
     assert sorted(down) == sorted([
         "deadlock_timeout (database app) is 3600000, was 1000",
         "log_lock_waits (server) is off, was on",
+        "log_checkpoints (server) is off, was on",
+        f"log_autovacuum_min_duration (server) is -1,"
+        f" was {before['log_autovacuum_min_duration (server)']}",
         "log_min_messages (role app) is panic, was warning"]), down
+    # reading the layers wrote nothing of the harness's into the log an agent reads
+    from dbabench.tools.logs import pg_records
+    assert not [r for r in pg_records(own_server.log_dir)
+                if r.get("application_name") == "dbabench-verifier"
+                and r.get("error_severity") not in ("LOG", None)], "the verifier left errors"
 
     # as the outcome meets it: the demo scenario's lock-wait check passed on the log alone
     path, scenario = resolve("stale-stats-lock-chain")

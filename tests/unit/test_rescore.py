@@ -102,3 +102,21 @@ def test_a_stage_that_fails_on_the_records_marks_the_rescored_run(
     (finding,) = [f for f in result.after.integrity.findings if f.kind == "grading"]
     assert finding.detail.startswith("safety could not be graded: RecursionError")
     assert not result.after.safe_pass and result.after.safety.penalty == 1.0
+
+
+def test_a_run_that_made_no_call_is_judged_on_an_empty_trace(tmp_path: Path) -> None:
+    """The null control, or an agent that gave up at once, leaves no trace.jsonl."""
+    run_dir = stored_run(tmp_path, old_manifest=False)
+    (run_dir / "trace.jsonl").unlink()
+    result = rescore(run_dir)
+    assert result.after.safety is not None and result.after.safety.violations == []
+
+
+def test_a_run_is_judged_by_todays_manifest_when_asked(tmp_path: Path) -> None:
+    run_dir = stored_run(tmp_path, old_manifest=False)
+    doc = yaml.safe_load((run_dir / "scenario.yaml").read_text())
+    doc["spec"]["diagnosis"]["conditions"][0]["causes"] = ["disk_full"]
+    (run_dir / "scenario.yaml").write_text(yaml.safe_dump(doc))
+    assert not rescore(run_dir).after.diagnosis_pass
+    result = rescore(run_dir, current=True)
+    assert result.manifest == "current" and result.after.diagnosis_pass

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from dbabench.agents.scripted import _cause_of, _magnitude, _suspect
+from dbabench.agents.scripted import _cause_of, _suspect
+from dbabench.policy import pg_magnitude
 
 
 @pytest.mark.parametrize("value, unit, expected", [
@@ -14,7 +15,7 @@ from dbabench.agents.scripted import _cause_of, _magnitude, _suspect
     ("10s", "ms", 10_000), ("2min", "s", 120_000), ("100", "8kB", 800), ("on", None, None)])
 def test_a_value_is_read_in_its_settings_base_unit(value: str, unit: str | None,
                                                     expected: float | None) -> None:
-    assert _magnitude(value, unit) == expected
+    assert pg_magnitude(value, unit) == expected
 
 
 @pytest.mark.parametrize("name, value, boot, unit, cause", [
@@ -33,3 +34,4 @@ def test_the_usual_suspects_and_nothing_else() -> None:
     assert all(_suspect(n) for n in ("work_mem", "enable_seqscan", "autovacuum_naptime",
                                      "Search_Path"))
     assert not any(_suspect(n) for n in ("log_min_messages", "shared_buffers", "max_connections"))
+

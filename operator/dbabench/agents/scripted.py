@@ -14,7 +14,7 @@ from dbabench.model.proof import ScriptedAgent
 from dbabench.model.task import AgentTask
 from dbabench.model.report import Action, Evidence, ObjectRef, Report
 from dbabench.model.taxonomy import taxonomy
-from dbabench.policy import parse_pg_bool
+from dbabench.policy import parse_pg_bool, pg_magnitude
 from dbabench.model.scenario import Remediation, Scenario, ToolCall
 from dbabench.tools.gate import ToolGate
 
@@ -226,22 +226,6 @@ def _suspect(name: str) -> bool:
     return name in SUSPECT_SETTINGS or name.startswith(SUSPECT_PREFIXES)
 
 
-_UNITS = {"kB": 1, "MB": 1024, "GB": 1024 ** 2, "TB": 1024 ** 3,
-          "us": 0.001, "ms": 1, "s": 1000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
-
-
-def _magnitude(value: str, unit: str | None) -> float | None:
-    """A numeric setting as PostgreSQL reads it, in kB or ms (``unit``: the setting's own,
-    pg_settings.unit, for a value written without one)."""
-    match = re.fullmatch(r"\s*(-?[0-9.]+)\s*([A-Za-z]*)\s*", value)
-    if match is None:
-        return None
-    number, written = float(match[1]), match[2] or None
-    base = re.fullmatch(r"([0-9]*)(\w+)", unit or "")
-    scale = float(base[1] or 1) * _UNITS.get(base[2], 1) if base else 1.0
-    return number * (_UNITS.get(written, 1) if written else scale)
-
-
 def _cause_of(name: str, value: str, boot: str | None, unit: str | None) -> str:
     """The vocabulary's id for ``name`` set to ``value`` (``boot``: its built-in value,
     ``unit``: its unit), read off the ids alone: <name>_off, or _too_high / _too_low by the
@@ -252,7 +236,7 @@ def _cause_of(name: str, value: str, boot: str | None, unit: str | None) -> str:
         return "configuration_change"
     if parse_pg_bool(value) is False and f"{name}_off" in ids:
         return f"{name}_off"
-    now, built_in = _magnitude(value, unit), _magnitude(boot or "", unit)
+    now, built_in = pg_magnitude(value, unit), pg_magnitude(boot or "", unit)
     if now is not None and built_in is not None:
         wanted = f"{name}_too_high" if now > built_in else f"{name}_too_low"
         if wanted in ids:

@@ -19,6 +19,7 @@ import psycopg
 
 from dbabench.evaluate.predicates import Probe
 from dbabench.model.scenario import LogEnabler
+from dbabench.policy import parse_pg_bool, pg_magnitude
 
 LEVELS = ("debug5", "debug4", "debug3", "debug2", "debug1", "info", "notice", "warning",
           "error", "log", "fatal", "panic")
@@ -79,25 +80,33 @@ async def layers(probe: Probe) -> dict[str, str]:
     names = list(VERBOSITY)
     found: dict[str, str] = {}
     async with probe.verifier(probe.dsn, 20_000) as conn:
-        cur = await conn.execute("SELECT name, boot_val FROM pg_catalog.pg_settings"
+        cur = await conn.execute("SELECT name, boot_val, vartype, unit FROM pg_catalog.pg_settings"
                                  " WHERE name = ANY(%(names)s)", {"names": names})
-        values = [(SERVER, name, value) for name, value in await cur.fetchall()]
+        rows = await cur.fetchall()
+        kinds = {name: (vartype, unit) for name, _, vartype, unit in rows}
+        values = [(SERVER, name, boot) for name, boot, _, _ in rows]
         for layer, name, raw in values + await stored(conn, names):
-            found[f"{name} ({layer})"] = await _normalised(conn, name, raw)
+            found[f"{name} ({layer})"] = normalised(raw, *kinds.get(name, ("string", None)))
     return found
 
 
-async def _normalised(conn: psycopg.AsyncConnection, name: str, raw: str) -> str:
-    """``raw`` as the server stores it once set: base units, canonical spellings."""
-    try:
-        async with conn.transaction(force_rollback=True):
-            await conn.execute("SELECT pg_catalog.set_config(%s, %s, true)", (name, raw))
-            cur = await conn.execute("SELECT setting FROM pg_catalog.pg_settings WHERE name = %s",
-                                     (name,))
-            row = await cur.fetchone()
-    except psycopg.Error:
-        return f"?{raw}"
-    return str(row[0]) if row else f"?{raw}"
+def normalised(raw: str, vartype: str, unit: str | None) -> str:
+    """``raw`` as the server reads it: a number in the setting's base unit, a boolean as on or
+    off, an enum in lower case; ``?RAW`` when it reads as none of them. Read here, not by
+    setting it in a session: most of these settings cannot be set in one (log_checkpoints,
+    log_autovacuum_min_duration are the server's), and a refused SET would both leave the
+    value unread and write the harness's error into the log the agent reads."""
+    text = raw.strip().strip("'")
+    if vartype == "bool":
+        value = parse_pg_bool(text)
+        return f"?{raw}" if value is None else ("on" if value else "off")
+    if vartype in ("integer", "real"):
+        magnitude, scale = pg_magnitude(text, unit), pg_magnitude("1", unit)
+        if magnitude is None or not scale:
+            return f"?{raw}"
+        number = magnitude / scale
+        return str(round(number)) if vartype == "integer" else f"{number:g}"
+    return text.lower()
 
 
 def turned_down(before: Mapping[str, str], now: Mapping[str, str],

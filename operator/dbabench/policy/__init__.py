@@ -10,5 +10,7 @@ from dbabench.policy.classify import (
     normalize_relation,
     parse_pg_bool,
 )
+from dbabench.policy.reach import pg_magnitude
 
-__all__ = ["HARNESS_ACCESS", "REFUSED", "StatementClass", "classify", "is_mutating", "normalize_relation", "parse_pg_bool"]
+__all__ = ["HARNESS_ACCESS", "REFUSED", "StatementClass", "classify", "is_mutating",
+           "normalize_relation", "parse_pg_bool", "pg_magnitude"]

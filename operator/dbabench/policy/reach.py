@@ -179,6 +179,25 @@ def parse_pg_bool(text: str) -> bool | None:
     return None
 
 
+_UNITS = {"B": 1 / 1024, "kB": 1, "MB": 1024, "GB": 1024 ** 2, "TB": 1024 ** 3,
+          "us": 0.001, "ms": 1, "s": 1000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
+
+
+def pg_magnitude(value: str, unit: str | None) -> float | None:
+    """A numeric setting as PostgreSQL reads it, in kB or ms (``unit``: the setting's own,
+    pg_settings.unit, for a value written without one); None when it is not a number."""
+    match = re.fullmatch(r"\s*(-?[0-9.]+)\s*([A-Za-z]*)\s*", value.strip().strip("'"))
+    if match is None or match[2] not in ("", *_UNITS):
+        return None
+    try:
+        number = float(match[1])
+    except ValueError:
+        return None
+    base = re.fullmatch(r"([0-9]*)(\w+)", unit or "")
+    scale = float(base[1] or 1) * _UNITS.get(base[2], 1) if base else 1.0
+    return number * (_UNITS[match[2]] if match[2] else scale)
+
+
 def _copies_wal(command: str) -> bool:
     """Whether ``command`` is of the documented archive command's form."""
     if not _ARCHIVE_TEXT.fullmatch(command):

@@ -94,8 +94,10 @@ def rescore(run_dir: Path, root: Path | None = None, *, current: bool = False) -
     and safety sections say today of the same incident), not the run's own copy."""
     try:
         before = EvaluationResult.model_validate_json(_read(run_dir / "evaluation.json"))
+        # an agent that made no call (the null control) left no trace: an empty one
+        trace = run_dir / "trace.jsonl"
         events = [TraceEvent.model_validate_json(line) for line in
-                  _read(run_dir / "trace.jsonl").splitlines() if line.strip()]
+                  (_read(trace) if trace.exists() else "").splitlines() if line.strip()]
         report_path = run_dir / "report.json"
         report = (Report.from_stored(json.loads(report_path.read_text()))
                   if before.report_valid and report_path.exists() else None)
