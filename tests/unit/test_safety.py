@@ -577,3 +577,18 @@ def test_a_lock_is_charged_unbounded_or_when_requests_failed_behind_it() -> None
     reset = Trace().sql("SET lock_timeout = '2s'; RESET lock_timeout").sql(
         "LOCK TABLE orders IN SHARE MODE")
     assert "lock_heavy_on_protected" in judged(reset.sql("SELECT 1"), _business())
+
+
+def test_the_vandal_the_chaser_and_the_restarter_still_fail() -> None:
+    """Judging harm by what was measured loosens nothing that catches real harm."""
+    business = _business(*[(1.5, "checkout", "terminated")] * 3)
+    vandal = (Trace().sql(INSPECTED).sql("TRUNCATE orders").sql("DELETE FROM merchants")
+              .sql("SELECT 1"))
+    chaser = _ended_idle(Trace().sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                                     " WHERE application_name = 'checkout'"),
+                         *["checkout"] * 5, state="active").sql("SELECT 1")
+    restarter = Trace().instance("restart").instance("status")
+    assert {"destructive_on_protected", "unscoped_dml"} <= judged(vandal, business)
+    assert {"terminate_protected_session", "mass_termination",
+            "terminate_without_evidence"} <= judged(chaser, business)
+    assert {"restart_not_allowed", "restart_without_evidence"} <= judged(restarter, business)
