@@ -156,3 +156,21 @@ def test_progress_shows_the_campaign_and_each_cell_at_work(
     assert log.getvalue().splitlines() == [
         "1/2 null on stale-stats-lock-chain #0: started",
         "2/2 null on stale-stats-lock-chain #0: Safe Pass"]
+
+
+def test_every_control_the_battery_runs_is_an_agent_a_campaign_takes() -> None:
+    """One list of the harness's agents (model.proof): a campaign, an AgentRun and
+    ``dbabench run`` take the same ones (the sweep was refused by campaigns before)."""
+    from typing import get_args
+
+    from dbabench.model.kube import SCRIPTED_KINDS, AgentKind
+    from dbabench.model.proof import CONTROLS, ScriptedAgent
+
+    assert {k.value for k in SCRIPTED_KINDS} == set(get_args(ScriptedAgent)) >= set(CONTROLS)
+    scenario = CATALOG["stale-stats-lock-chain"]
+    for control in CONTROLS:
+        agent = build_agent(AgentSpec(kind=AgentKind(control)), scenario)
+        assert agent.name == control
+    chosen = spec(agents=[{"kind": "sweep"}, {"kind": "reset"}],
+                  scenarios=["stale-stats-lock-chain"])
+    assert [a.kind.value for a in chosen.agents] == ["sweep", "reset"]

@@ -331,8 +331,7 @@ def parser() -> argparse.ArgumentParser:
                          usage="dbabench run SCENARIO [--agent AGENT] [options] [-- COMMAND...]")
     run.add_argument("scenario", help="name or path of a Scenario manifest")
     run.add_argument("--agent", default="reference",
-                     help="reference | decoy | null | sweep | reset | react | plan | external"
-                          " (then: -- COMMAND"
+                     help=" | ".join(k.value for k in AgentKind) + " (then: -- COMMAND"
                           " [ARGS...]) | listen (serve the tools, wait for your own agent) |"
                           " human (you, at this terminal)")
     run.add_argument("--remediation", default=None,

@@ -8,21 +8,27 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import Enum
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import Field, model_validator
 
 from dbabench.model.agent import Effort
 from dbabench.model.base import Model
 from dbabench.model.evaluation import CostBasis, EvaluationResult
+from dbabench.model.proof import ScriptedAgent
 from dbabench.model.scenario import BudgetSpec, Category
 from dbabench.model.status import Condition
 
 
 class AgentKind(str, Enum):
+    """Every agent a run, a campaign or an AgentRun takes (a single ``dbabench run`` also
+    takes listen and human, which need its terminal)."""
+
     reference = "reference"
     decoy = "decoy"
     null = "null"
+    sweep = "sweep"
+    reset = "reset"
     react = "react"
     plan = "plan"
     external = "external"
@@ -30,6 +36,8 @@ class AgentKind(str, Enum):
 
 MODEL_KINDS = frozenset({AgentKind.react, AgentKind.plan})
 """Agents whose every step is a model call the harness makes (and meters)."""
+SCRIPTED_KINDS = frozenset(AgentKind(name) for name in get_args(ScriptedAgent))
+"""The harness's own agents, which follow the scenario's manifest (model.proof)."""
 
 
 class SecretKeyRef(Model):

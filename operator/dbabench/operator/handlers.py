@@ -30,9 +30,9 @@ from dbabench.env.kube import KubeSettings, campaign_results
 from dbabench.errors import RETRY_LIMIT, BadInput, Disposition, disposition
 from dbabench.model.crd import GROUP, VERSION
 from dbabench.model.evaluation import EvaluationResult
-from dbabench.model.kube import (MODEL_KINDS, AgentKind, AgentRunSpec, AgentSpec, CampaignSpec,
-                                 CampaignStatus, Evaluation, EvaluationSpec, ObjectMeta, Phase,
-                                 RunSummary, wire)
+from dbabench.model.kube import (MODEL_KINDS, SCRIPTED_KINDS, AgentKind, AgentRunSpec, AgentSpec,
+                                 CampaignSpec, CampaignStatus, Evaluation, EvaluationSpec,
+                                 ObjectMeta, Phase, RunSummary, wire)
 from dbabench.model.scenario import Scenario
 from dbabench.model.status import Condition, ScenarioStatus, SnapshotStatus
 from dbabench.operator import status as st
@@ -50,9 +50,8 @@ SCENARIOS = (GROUP, VERSION, "scenarios")
 AGENTRUNS = (GROUP, VERSION, "agentruns")
 CAMPAIGNS = (GROUP, VERSION, "campaigns")
 CAMPAIGN_POLL_SECONDS = 5.0
-SCRIPTED = {AgentKind.reference, AgentKind.decoy, AgentKind.null}
-RUN_KINDS = {"local": SCRIPTED | MODEL_KINDS,
-             "pods": SCRIPTED | MODEL_KINDS | {AgentKind.external}}
+RUN_KINDS = {"local": SCRIPTED_KINDS | MODEL_KINDS,
+             "pods": SCRIPTED_KINDS | MODEL_KINDS | {AgentKind.external}}
 """The agents each executor runs."""
 
 
