@@ -3,7 +3,23 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
+
+from dbabench.errors import BadInput
+
+
+def writable(path: Path, option: str) -> Path:
+    """``path``, made if missing, once a file can be written in it; bad input naming
+    ``option`` (where the path came from) otherwise, before anything starts."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as e:
+        raise BadInput(f"{path}: cannot write there ({e.strerror or e}); give {option} a"
+                       " directory you can write") from e
+    return path
 
 
 def cache_dir() -> Path:
@@ -20,8 +36,7 @@ def cache_dir() -> Path:
 def runs_dir() -> Path:
     """``$DBABENCH_RUNS`` or ``./.dbabench/runs``: one directory per run."""
     root = Path(os.environ.get("DBABENCH_RUNS") or Path.cwd() / ".dbabench" / "runs")
-    root.mkdir(parents=True, exist_ok=True)
-    return root
+    return writable(root, "DBABENCH_RUNS (or --runs-dir)")
 
 
 def campaigns_dir() -> Path:

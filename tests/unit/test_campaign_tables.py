@@ -261,7 +261,9 @@ def test_bad_campaigns_are_named_and_start_nothing(
     assert main(["campaign", "run", str(manifest(tmp_path / "g.yaml", good)), "--out",
                  str(tmp_path / "old")]) == EXIT_USAGE
     assert "holds a campaign already: --resume" in said(capsys)
-    assert main(["campaign", "run", str(tmp_path / "g.yaml"), "-j", "0"]) == EXIT_USAGE
+    with pytest.raises(SystemExit) as usage:  # argparse's usage error, before anything runs
+        main(["campaign", "run", str(tmp_path / "g.yaml"), "-j", "0"])
+    assert usage.value.code == EXIT_USAGE
     assert not (tmp_path / ".dbabench").exists()
     assert json.loads((tmp_path / "old" / files.CAMPAIGN_FILE).read_text())["name"] == "cmp"
 

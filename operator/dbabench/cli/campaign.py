@@ -8,6 +8,7 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+import yaml
 from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
@@ -15,12 +16,13 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColum
                            TextColumn, TimeElapsedColumn)
 from rich.table import Table
 
+from dbabench.cli.arguments import positive_int, usd
 from dbabench.cli.interrupt import run_interruptible
 from dbabench.errors import EXIT_INFRA, EXIT_OK
 from dbabench.agents import registry
 from dbabench.model.agent import EFFORTS
 from dbabench.model.kube import Campaign, CampaignSpec
-from dbabench.paths import campaigns_dir
+from dbabench.paths import campaigns_dir, writable
 from dbabench.runner import campaign_files as files
 from dbabench.runner.campaign import (CampaignError, Cell, cells, check_agents, check_resumable,
                                       digest, record, run_campaign, select)
@@ -58,6 +60,8 @@ def _manifest(path: Path) -> Campaign:
         doc = load_yaml(path.read_text())
     except OSError as e:
         raise CampaignError(f"{path}: cannot read: {e.strerror}") from e
+    except yaml.YAMLError as e:
+        raise CampaignError(f"{path}: not valid YAML: {e}") from e
     _runbook_files(path, doc)
     try:
         # the names the CRD has: the file the operator takes is the file this takes
@@ -177,7 +181,7 @@ def _run(args: argparse.Namespace) -> int:
         directory = args.resume
     else:
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-        directory = args.out or campaigns_dir() / f"{name}-{stamp}"
+        directory = writable(args.out or campaigns_dir() / f"{name}-{stamp}", "--out")
         if (directory / files.CAMPAIGN_FILE).exists():
             raise CampaignError(f"{directory} holds a campaign already: --resume {directory}"
                                 " to finish it, or choose another --out")
@@ -249,13 +253,13 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     r = actions.add_parser("run", help="run every cell (or what a resumed campaign lacks)")
     r.add_argument("manifest", nargs="?", type=Path, default=None,
                    help="a Campaign manifest (kind: Campaign), as the operator takes it")
-    r.add_argument("-j", "--jobs", type=int, default=None,
+    r.add_argument("-j", "--jobs", type=positive_int, default=None,
                    help="cells at once (default: the manifest's maxParallel); beyond the first,"
                         " one starts only while the CPU has room")
     r.add_argument("--out", type=Path, default=None,
                    help="the campaign directory (default: $DBABENCH_CAMPAIGNS or"
                         " ./.dbabench/campaigns, then NAME-TIME)")
-    r.add_argument("--max-cost", type=float, default=None, metavar="USD",
+    r.add_argument("--max-cost", type=usd, default=None, metavar="USD",
                    help="campaign-wide: once the cells' cost reaches it, no new cell starts"
                         " (default: the manifest's maxCostUsd)")
     r.add_argument("--dry-run", action="store_true",

@@ -27,6 +27,7 @@ from dbabench.agents.external import ExternalAgent, ListenAgent
 from dbabench.agents.human import HumanAgent
 from dbabench.agents.scripted import scripted_agent
 from dbabench.cli import campaign, scenarios
+from dbabench.cli.arguments import usd
 from dbabench.cli.interrupt import run_interruptible
 from dbabench.model import crd
 from dbabench.model.agent import EFFORTS
@@ -34,7 +35,7 @@ from dbabench.model.evaluation import EvaluationResult
 from dbabench.model.kube import AgentKind, AgentSpec
 from dbabench.errors import (EXIT_FAILED, EXIT_INFRA, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE,
                              BadInput, disposition)
-from dbabench.paths import campaigns_dir, runs_dir
+from dbabench.paths import campaigns_dir, runs_dir, writable
 from dbabench.runner.run import run_scenario
 from dbabench.tools.meter import Gateway
 from dbabench.scenario import difficulty
@@ -151,7 +152,7 @@ def _run(args: argparse.Namespace) -> int:
         console.print(f"[dim]·[/dim] {message}", highlight=False)
 
     result = run_interruptible(run_scenario(scenario, agent,
-                                            runs_root=args.runs_dir or runs_dir(),
+                                            runs_root=_runs_root(args),
                                             manifest_text=path.read_text(), progress=progress,
                                             runbook=runbook))
     out.print(verdict_table(result.evaluation))
@@ -220,6 +221,10 @@ def _reap_kube(args: argparse.Namespace) -> int:
     if not found:
         out.print("nothing left behind by deleted Campaigns")
     return EXIT_OK
+
+
+def _runs_root(args: argparse.Namespace) -> Path:
+    return runs_dir() if args.runs_dir is None else writable(args.runs_dir, "--runs-dir")
 
 
 def _gateway(args: argparse.Namespace) -> Gateway | None:
@@ -346,7 +351,7 @@ def parser() -> argparse.ArgumentParser:
                        help="reasoning effort asked of the model (default: ask nothing)")
     model.add_argument("--max-reply-tokens", type=int, default=ChatSettings().max_reply_tokens,
                        help="output allowance per model call, reasoning included")
-    model.add_argument("--max-cost", type=float, default=None,
+    model.add_argument("--max-cost", type=usd, default=None, metavar="USD",
                        help="stop (budget-exhausted) once the model calls cost this many USD")
     model.add_argument("--max-model-calls", type=int, default=None,
                        help="default: twice the scenario's tool-call budget")
@@ -459,7 +464,9 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:
         failed = disposition(e)
         label = {"bad-input": "error", "agent": "agent failure"}.get(failed.kind, "infra error")
-        console.print(f"[red]{label}:[/red] {escape(failed.reason)}", highlight=False)
+        # whole lines: a path or a name cut at the terminal's width cannot be copied
+        console.print(f"[red]{label}:[/red] {escape(failed.reason)}", highlight=False,
+                      soft_wrap=True)
         if failed.kind == "bug":
             console.print_exception()
         return failed.exit_code

@@ -13,10 +13,11 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from dbabench.cli.arguments import positive_int
 from dbabench.cli.interrupt import run_interruptible
 from dbabench.evaluate import diagnosis_doc
 from dbabench.model.proof import CONTROLS, ProofCheck, ProveSummary, ScenarioProof
-from dbabench.paths import runs_dir
+from dbabench.paths import runs_dir, writable
 from dbabench.errors import EXIT_FAILED, EXIT_OK
 from dbabench.runner.prove import default_jobs, plan, prove
 from dbabench.runner.throttle import MAX_PRESSURE
@@ -56,7 +57,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("selectors", nargs="*", metavar="SELECTOR",
                    help="scenario name, category, glob over names, or manifest file"
                         " (default: every scenario)")
-    p.add_argument("--jobs", "-j", type=_positive, default=default_jobs(),
+    p.add_argument("--jobs", "-j", type=positive_int, default=default_jobs(),
                    help=f"at most this many runs at once (fewer while the CPU is busy), each"
                         f" with its own PostgreSQL (default here:"
                         f" {default_jobs()})")
@@ -70,16 +71,6 @@ def _common(p: argparse.ArgumentParser) -> None:
                         " (control runs that pass are never retried; default 0)")
     p.add_argument("--runs-dir", type=Path, default=None,
                    help="where run directories go (default: $DBABENCH_RUNS or ./.dbabench/runs)")
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number of runs, at least 1: {text!r}")
-    return value
 
 
 def _mark(checks: list[ProofCheck]) -> str:
@@ -137,7 +128,8 @@ def _battery(args: argparse.Namespace, verb: str, **options: object) -> tuple[Pr
     err = _consoles()[1]
     selected = select(discover(args.root), args.selectors)
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    root = (args.runs_dir or runs_dir()) / f"{verb}-{stamp}"
+    root = (runs_dir() if args.runs_dir is None
+            else writable(args.runs_dir, "--runs-dir")) / f"{verb}-{stamp}"
     err.print(f"{verb}: {len(selected)} scenario(s), {args.jobs} run(s) at a time, in {root}",
               highlight=False)
     battery = prove(selected, jobs=args.jobs, runs_root=root, max_pressure=args.max_cpu_pressure,
