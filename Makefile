@@ -65,8 +65,8 @@ bench-run: deps
 # CI proves every scenario with prove-ci: eight runs at a time with no CPU-pressure gate (CI's
 # machine runs nothing else, and a verdict that a neighbour's load flips is a defect the
 # battery must show), a failed reference or alternative (or a run whose fault did not
-# manifest) run once more and reported FLAKY. Measured on 2 cores: 59 scenarios, 296 runs,
-# ~17 min with the goldens in the machine's store, ~18 min building them all.
+# manifest) run once more and reported FLAKY. Measured on 2 cores: 59 scenarios, 355 runs
+# (reference, alternatives and four controls), ~19-20 min building every golden beside them.
 prove: deps
 	$(BIN)/dbabench scenarios prove $(SELECT) $(if $(JOBS),--jobs $(JOBS))
 
