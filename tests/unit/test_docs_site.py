@@ -6,6 +6,7 @@ The README is read on GitHub and PyPI, outside the site: it stays short, and eac
 relative links names a file of the checkout."""
 
 from __future__ import annotations
+
 import re
 import subprocess
 import sys
