@@ -303,6 +303,16 @@ def test_report_accepted_and_traced(served: Served, client: ToolClient) -> None:
     assert event.observation["root_cause_type"] == "stale_statistics"
 
 
+def test_after_the_report_no_tool_runs(served: Served, client: ToolClient) -> None:
+    """What is graded is what stood when the agent said it was done (issue 41)."""
+    assert client.report(VALID_REPORT) == {"ok": True}
+    out = client.call("execute_sql", sql="CREATE TABLE after_the_report (id int)")
+    assert out["ok"] is False and "the report is filed" in out["error"]
+    refused_event = served.events()[-1]
+    assert refused_event.kind == "tool" and not refused_event.ok
+    assert refused_event.statements == [] and not refused_event.mutating
+
+
 def test_a_cause_outside_the_vocabulary_is_refused_with_the_nearest_ids(
         served: Served, client: ToolClient) -> None:
     error = refused(lambda: client.report(

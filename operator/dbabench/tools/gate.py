@@ -157,8 +157,14 @@ class ToolGate:
         """Run one tool call; returns the observation the agent sees.
 
         ``{"ok": False, "error": ...}`` for anything the agent can react to; raises
-        ``BudgetExhausted`` when no more calls are allowed.
+        ``BudgetExhausted`` when no more calls are allowed. Once a valid report is filed the
+        turn is over: a call then runs nothing (recorded as refused, not charged), since
+        what is graded is what stood when the agent said it was done.
         """
+        if self.report is not None:
+            error = "the report is filed: the turn is over and no tool runs any more"
+            event = self.trace.record(kind="tool", tool=tool, args=args, ok=False, error=error)
+            return {"ok": False, "error": error, "seq": event.seq}
         try:
             self.budget.charge()
         except BudgetExhausted as e:
