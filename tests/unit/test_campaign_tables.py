@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from dbabench.cli.main import main
-from dbabench.errors import EXIT_OK, EXIT_USAGE
+from dbabench.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from dbabench.evaluate import scorer
 from dbabench.model.campaign import CampaignRecord, CellResult
 from dbabench.model.evaluation import (CheckResult, ConditionMatch, DiagnosisResult,
@@ -464,3 +464,43 @@ def test_an_interrupted_campaign_starts_nothing_more_and_tables_what_finished(
     assert events[-1] == "campaign-interrupted" and "campaign-finished" not in events
     assert "6 cells planned (2 agents x 1 scenarios x 3 repeats): 1 scored, 0 without a fair" \
            " run, 0 not started, 5 pending" in (tmp_path / LEADERBOARD_FILE).read_text()
+
+
+def test_a_resume_keeps_how_the_campaign_was_started_and_ctrl_c_says_how_to_resume(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 41: a resume forgot -j and overwrote the recorded command; Ctrl+C printed the
+    single-run message with no way back."""
+    from dbabench.cli import campaign as shell
+
+    monkeypatch.chdir(tmp_path)
+    started: list[CampaignRecord] = []
+
+    async def run_campaign(now: CampaignRecord, directory: Path, *_: Any,
+                           **__: Any) -> list[CellResult]:
+        started.append(now)
+        (directory / files.CAMPAIGN_FILE).write_text(now.model_dump_json())
+        (directory / LEADERBOARD_FILE).write_text("table")
+        return []
+
+    monkeypatch.setattr(shell, "run_campaign", run_campaign)
+    good = manifest(tmp_path / "g.yaml", {"scenarios": ["stale-stats-lock-chain"],
+                                          "agents": [{"kind": "null"}]})
+    out = tmp_path / "cmp"
+    assert main(["campaign", "run", str(good), "-j", "3", "--max-cost", "2", "--out",
+                 str(out)]) == EXIT_OK
+    first = started[-1]
+    assert first.jobs == 3 and first.max_cost_usd == 2
+    assert main(["campaign", "run", "--resume", str(out)]) == EXIT_OK
+    resumed = started[-1]
+    assert (resumed.jobs, resumed.max_cost_usd, resumed.command) == (3, 2, first.command)
+    capsys.readouterr()
+
+    def interrupted(coroutine: Any) -> Any:
+        coroutine.close()
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(shell, "run_interruptible", interrupted)
+    assert main(["campaign", "run", "--resume", str(out)]) == EXIT_INTERRUPTED
+    text = " ".join(capsys.readouterr().out.split())
+    assert f"Resume with: dbabench campaign run --resume {out}" in text

@@ -18,7 +18,7 @@ from rich.table import Table
 
 from dbabench.cli.arguments import positive_int, usd
 from dbabench.cli.interrupt import run_interruptible
-from dbabench.errors import EXIT_INFRA, EXIT_OK
+from dbabench.errors import EXIT_INFRA, EXIT_INTERRUPTED, EXIT_OK
 from dbabench.agents import registry
 from dbabench.model.agent import EFFORTS
 from dbabench.model.kube import Campaign, CampaignSpec
@@ -142,8 +142,6 @@ class _Display:
 
 def _run(args: argparse.Namespace) -> int:
     root = args.root or scenarios_root()
-    if args.jobs is not None and args.jobs < 1:
-        raise CampaignError(f"-j must be at least 1, not {args.jobs}")
     stored = None
     if args.resume is not None:
         if not (args.resume / files.CAMPAIGN_FILE).exists():
@@ -166,15 +164,18 @@ def _run(args: argparse.Namespace) -> int:
         raise CampaignError(f"{e} (see dbabench scenarios list; scenarios from {root})") from e
     scenarios = {s: catalog[s] for s in spec.scenarios}
     check_agents(spec, scenarios)
-    jobs = args.jobs or spec.max_parallel
-    max_cost = spec.max_cost_usd if args.max_cost is None else args.max_cost
+    # a resume keeps what the campaign was started with, unless told otherwise
+    jobs = args.jobs or (stored.jobs if stored is not None else spec.max_parallel)
+    max_cost = (args.max_cost if args.max_cost is not None else
+                stored.max_cost_usd if stored is not None else spec.max_cost_usd)
     if args.dry_run:
         out.print(_plan(name, spec, max_cost))
         out.print("scenarios: " + ", ".join(spec.scenarios), highlight=False)
         return EXIT_OK
     now = record(name, spec, {s: sc for s, (_, sc) in scenarios.items()},
                  {s: digest(p.read_bytes()) for s, (p, _) in scenarios.items()}, cwd=os.getcwd(),
-                 jobs=jobs, max_cost_usd=max_cost, command=sys.argv,
+                 jobs=jobs, max_cost_usd=max_cost,
+                 command=stored.command if stored is not None else sys.argv,
                  asked=None if asked == spec else asked)
     if stored is not None:
         check_resumable(stored, now)
@@ -186,10 +187,23 @@ def _run(args: argparse.Namespace) -> int:
             raise CampaignError(f"{directory} holds a campaign already: --resume {directory}"
                                 " to finish it, or choose another --out")
     total = len(cells(spec))
-    out.print(f"campaign {name}: {total} cells, up to {jobs} at once, in {directory}")
-    with _Display(total, len(files.results(directory))) as display:
-        results = run_interruptible(run_campaign(now, directory, scenarios, measured,
-                                                 progress=display))
+    done = len(files.results(directory))
+    if done >= total:
+        out.print(f"campaign {name}: all {total} cells have results; nothing to run (its"
+                  " tables are written again)", highlight=False)
+    else:
+        out.print(f"campaign {name}: {total} cells ({done} done), up to {jobs} at once,"
+                  f" in {directory}", highlight=False)
+    try:
+        with _Display(total, done) as display:
+            results = run_interruptible(run_campaign(now, directory, scenarios, measured,
+                                                     progress=display))
+    except KeyboardInterrupt:
+        out.print(f"interrupted: every cell at work was stopped and leaves no result; the"
+                  f" {len(files.results(directory))} finished are kept. Resume with:"
+                  f" dbabench campaign run --resume {directory}", highlight=False,
+                  soft_wrap=True)
+        return EXIT_INTERRUPTED
     out.print((directory / LEADERBOARD_FILE).read_text(), markup=False, highlight=False,
               soft_wrap=True)
     out.print(f"campaign directory: {directory}")
