@@ -67,20 +67,23 @@ async def work_through(client: Client, gate: ToolGate) -> None:
     bad = await client.call_tool("execute_sql", {"max_rows": 3})
     assert bad.is_error and "sql" in bad.structured_content["error"]
 
-    refused = await client.call_tool("submit_report", {"affected_objects": [{"kind": "table", "name": "orders"}]})
-    assert refused.is_error and "root_cause_type" in refused.structured_content["error"]
-    filed = await client.call_tool("submit_report", {"root_cause_type": "lock_contention",
-                                                     "affected_objects": [{"kind": "table", "name": "orders"}]})
-    assert not filed.is_error and gate.report is not None
-
     # the gate's step budget holds for MCP clients too: 2 calls made, 1 left
     budget = await client.read_resource("dbabench://budget")
     assert json.loads(budget.contents[0].text)["steps_left"] == 1
     await client.call_tool("manage_instance", {"action": "status"})
     spent = await client.call_tool("manage_instance", {"action": "status"})
     assert spent.is_error and "budget exhausted" in spent.structured_content["error"]
-    assert [e.kind for e in gate.trace.events] == ["tool", "tool", "report", "report", "tool",
-                                                   "budget"]
+
+    # the report is still taken once the budget is spent; after it, no tool runs
+    refused = await client.call_tool("submit_report", {"affected_objects": [{"kind": "table", "name": "orders"}]})
+    assert refused.is_error and "root_cause_type" in refused.structured_content["error"]
+    filed = await client.call_tool("submit_report", {"root_cause_type": "lock_contention",
+                                                     "affected_objects": [{"kind": "table", "name": "orders"}]})
+    assert not filed.is_error and gate.report is not None
+    after = await client.call_tool("execute_sql", {"sql": "SELECT 1"})
+    assert after.is_error and "the report is filed" in after.structured_content["error"]
+    assert [e.kind for e in gate.trace.events] == ["tool", "tool", "tool", "budget", "report",
+                                                   "report", "tool"]
 
 
 async def test_stdio_as_an_external_agent_command_starts_it(postgres: PostgresInstance,
