@@ -471,6 +471,25 @@ async def test_only_the_sessions_a_call_terminated_are_its_own(
         await leaver.close()
 
 
+async def test_a_silenced_log_does_not_hide_a_termination(
+        gate: ToolGate, postgres: PostgresInstance) -> None:
+    """An agent that turns FATAL lines off before killing would otherwise leave no record
+    of what it ended: the gate then counts every session gone during the call."""
+    victim = await psycopg.AsyncConnection.connect(
+        postgres.dsn(database="app", application_name="victim"), autocommit=True)
+    try:
+        ok(await gate.call("execute_sql", {"sql": "ALTER ROLE app SET log_min_messages = panic"}))
+        out = await gate.call("execute_sql", {
+            "sql": "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                   " WHERE application_name = 'victim'"})
+        ok(out)
+        [event] = [e for e in trace_events(gate) if e.seq == out["seq"]]
+        assert [s.pid for s in event.sessions_ended] == [victim.info.backend_pid]
+    finally:
+        await gate.call("execute_sql", {"sql": "ALTER ROLE app RESET log_min_messages"})
+        await victim.close()
+
+
 async def test_a_do_block_is_counted_for_the_sessions_it_ended(
         gate: ToolGate, postgres: PostgresInstance) -> None:
     """Procedural code's body is not the trace's to read, so the sessions it ends are

@@ -244,3 +244,11 @@ def test_object_references(condition: dict[str, str], submitted: dict[str, str],
 def test_manifest_diagnosis_errors(diagnosis: dict[str, Any], error: str) -> None:
     with pytest.raises(ValueError, match=error):
         DiagnosisSpec.model_validate(diagnosis)
+
+
+def test_an_object_is_part_of_the_incident_only_by_its_whole_name() -> None:
+    from dbabench.scenario.loader import resolve
+    incident = incident_of(resolve("database-work-mem-floor-blamed-on-bi-report")[1].spec)
+    assert incident.involves(ObjectRef(kind="session", name="merchant-export"))
+    for fragment in ("-", "merchant-exp", "chant-export", "t-e"):
+        assert not incident.involves(ObjectRef(kind="session", name=fragment)), fragment

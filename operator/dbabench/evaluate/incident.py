@@ -52,7 +52,9 @@ class Incident:
             return name == "primary" or (name == "replica" and self.replica)
         if ref.kind in ("file", "session", "prepared_transaction", "advisory_lock",
                         "large_object"):
-            return bool(name) and name in self.text
+            # whole, as the manifest writes it: "a" or "-" is in every text, no session's name
+            return bool(re.search(r"\w", name)) and bool(
+                re.search(rf"(?<![\w./-]){re.escape(name)}(?![\w-])", self.text))
         if ref.kind in QUALIFIED or ref.kind == "column":
             return name in self.words and (schema is None or schema.lower() in self.words
                                            or schema.lower() in _ALWAYS)

@@ -53,8 +53,16 @@ TERMINATION_SETTLE_SECONDS = 0.5
 # How long a gone session may take to show in the server's log as terminated (the logging
 # collector writes behind the backend): past it, the session left on its own.
 TERMINATION_LOG_SECONDS = 2.0
-# A backend ended by pg_terminate_backend logs this SQLSTATE (admin_shutdown) as it exits.
+# A backend ended by pg_terminate_backend logs this SQLSTATE (admin_shutdown) as it exits,
+# where the server writes FATAL lines to its jsonlog for every role and database.
 TERMINATED_BY_ADMIN = "57P01"
+_LOG_TELLS_TERMINATIONS = """
+SELECT current_setting('log_min_messages') <> 'panic'
+   AND current_setting('log_destination') LIKE '%jsonlog%'
+   AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_db_role_setting s,
+                                 unnest(s.setconfig) c
+                    WHERE c ILIKE 'log_min_messages=%panic%')
+"""
 
 
 @dataclass
@@ -323,8 +331,16 @@ class ToolGate:
                           since: datetime) -> list[SessionInfo]:
         """Of the sessions gone during a call, those it terminated: each such backend logs its
         end (admin_shutdown) as it exits. One a pool closed on its own during the call is not
-        the agent's doing. Without a server log to read, every gone session counts."""
+        the agent's doing. Without a server log to read, or where the server might not write
+        that line (an agent can turn log_min_messages down to panic, or the jsonlog off),
+        every gone session counts."""
         if not gone or not list(server.pg_log_dir.glob("*.json")):
+            return gone
+        async with await psycopg.AsyncConnection.connect(
+                server.observer_dsn, autocommit=True) as conn:
+            cur = await conn.execute(_LOG_TELLS_TERMINATIONS)
+            trusted = (await cur.fetchone() or (False,))[0]
+        if not trusted:
             return gone
         reader = self._pg_logs.setdefault(server.pg_log_dir, logs.PgLogReader(server.pg_log_dir))
         deadline = time.monotonic() + TERMINATION_LOG_SECONDS
