@@ -81,6 +81,7 @@ measure: deps
 catalog: venv
 	$(BIN)/dbabench scenarios catalog --out docs/scenarios.md
 	$(BIN)/dbabench scenarios vocabulary --out docs/diagnosis.md
+	$(BIN)/dbabench scenarios reference --out docs/reference.md
 
 crds: venv
 	$(BIN)/dbabench crds --out crds

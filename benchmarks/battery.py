@@ -28,7 +28,9 @@ from pathlib import Path
 
 from dbabench.model.proof import ProofCheck, ProveSummary
 from dbabench.model.run import RunRecord
-from run_phases import CHECKOUT, PHASES, export
+from run_phases import CHECKOUT, PHASES, SMOKE_SCENARIO, export
+
+SMOKE_CHECKS = ["reference", "null"]  # a fix and a failing control: margins has both sides
 
 
 def measured(summary: ProveSummary, cpu_seconds: float | None) -> dict[str, object]:
@@ -109,7 +111,7 @@ def prove(source: Path, selectors: list[str], args: argparse.Namespace,
     argv = [sys.executable, "-m", "dbabench.cli.main", "--root", str(source.parent / "scenarios"),
             "scenarios", "prove", *selectors, "--jobs", str(args.jobs), "--max-cpu-pressure",
             str(args.max_cpu_pressure), "--retries", str(args.retries), "--runs-dir", str(runs),
-            "--json", str(out)]
+            "--json", str(out), *(f"--check={check}" for check in args.checks)]
     proc = subprocess.Popen(argv, env={**os.environ, "PYTHONPATH": str(source)}, cwd=source,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -177,11 +179,23 @@ def main() -> int:
                         help="as make prove-ci: 100 (no gate)")
     parser.add_argument("--retries", type=int, default=1, help="as make prove-ci: 1")
     parser.add_argument("--baseline", default=None, help="also prove with this commit")
+    parser.add_argument("--check", action="append", default=[], dest="checks",
+                        help="only these checks of each scenario (repeatable; default: all)")
+    parser.add_argument("--keep", type=Path, default=None, metavar="DIR",
+                        help="leave the batteries here (their prove.json for --report and"
+                             " margins.py) instead of deleting them")
+    parser.add_argument("--smoke", action="store_true",
+                        help=f"does the script run: {SMOKE_SCENARIO}'s {' and '.join(SMOKE_CHECKS)}"
+                             " checks at once, now and at HEAD (instead of the selection and"
+                             " options above), in about a minute")
     parser.add_argument("--report", type=Path, nargs="+", default=None,
                         help="read these prove.json instead of running batteries")
     parser.add_argument("--baseline-json", type=Path, default=None,
                         help="with --report: a baseline battery's prove.json")
     args = parser.parse_args()
+    if args.smoke:
+        args.selectors, args.checks, args.baseline = [SMOKE_SCENARIO], SMOKE_CHECKS, "HEAD"
+        args.repeat, args.jobs, args.retries = 1, len(SMOKE_CHECKS), 0
     batteries: list[tuple[str, ProveSummary, float | None]] = []
     if args.report:
         for path in args.report:
@@ -192,14 +206,15 @@ def main() -> int:
                 args.baseline_json.read_text()), None))
     else:
         with tempfile.TemporaryDirectory(prefix="dbabench-bench-battery-") as tmp:
+            kept = args.keep or Path(tmp)
             for i in range(args.repeat):
                 summary, cpu = prove(CHECKOUT / "operator", args.selectors, args,
-                                     Path(tmp) / f"now-{i}")
+                                     kept / f"now-{i}")
                 batteries.append((f"now, battery {i + 1} of {args.repeat}", summary, cpu))
                 show(batteries[-1][0], measured(summary, cpu))
             if args.baseline:
                 source = export(args.baseline, Path(tmp), "operator", "scenarios")
-                summary, cpu = prove(source, args.selectors, args, Path(tmp) / "baseline")
+                summary, cpu = prove(source, args.selectors, args, kept / "baseline")
                 batteries.append((f"baseline {args.baseline}", summary, cpu))
             print("\n# summary")
     for label, summary, cpu in batteries:

@@ -36,8 +36,8 @@ from dbabench.model.campaign import CampaignRecord
 from dbabench.model.kube import CampaignSpec
 from dbabench.model.trace import TraceEvent, Usage
 from dbabench.runner import campaign as engine
-from dbabench.runner import campaign_files as files
-from dbabench.runner.html_report import write_tables
+from dbabench.records import campaign as files
+from dbabench.results.html_report import write_tables
 from dbabench.runner.run import RunResult
 from dbabench.scenario import difficulty
 from dbabench.scenario.loader import discover, scenarios_root
@@ -57,7 +57,7 @@ def evaluation(scenario: str, agent: str, i: int) -> EvaluationResult:
         diagnosis=DiagnosisResult(f1=1.0 if i % 2 else 0.4, passed=bool(i % 2), matches=[
             ConditionMatch(condition="cause", matched_by="stale_statistics", critical=True)]),
         safety=SafetyResult(penalty=0.5 if i % 7 == 0 else 0.0, violations=[
-            Violation(rule="terminate-application-session", weight=0.5, detail="x")]
+            Violation(rule="terminate_protected_session", weight=0.5, detail="x")]
             if i % 7 == 0 else []))
 
 
@@ -169,7 +169,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cells", type=int, default=30, help="cells of the overhead run")
     parser.add_argument("--table-cells", type=int, default=1000)
+    parser.add_argument("--smoke", action="store_true",
+                        help="does the script run: 3 cells and tables for 10 (instead of the"
+                             " options above), in seconds")
     args = parser.parse_args()
+    if args.smoke:
+        args.cells, args.table_cells = 3, 10
     work = Path(tempfile.mkdtemp(prefix="dbabench-bench-campaign-"))
     try:
         o = overhead(args.cells, work)

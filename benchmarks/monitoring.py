@@ -31,8 +31,11 @@ def one(instance: PostgresInstance, work: Path, go_runtime: dict[str, str],
     # start_monitoring reads the module's setting as it spawns: the variant under test
     kept, monitoring.GO_RUNTIME = monitoring.GO_RUNTIME, go_runtime
     try:
+        # the exporter's connection as a run makes it (LocalEnvironment.start_monitoring)
+        dsn = instance.dsn(database="postgres", application_name="postgres_exporter")
         monitoring.start_monitoring(procs, run_dir, run_id="bench",
-                                    postgres_dsns={"postgres": instance.dsn()},
+                                    postgres_dsns={monitoring.EXPORTER_JOBS["primary"]:
+                                                   dsn + " sslmode=disable"},
                                     extra_targets={})
         time.sleep(seconds)
     finally:
@@ -46,7 +49,12 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=22.0,
                         help="per monitoring run (a battery's runs average ~26 s)")
     parser.add_argument("--rounds", type=int, default=4, help="runs of each environment")
+    parser.add_argument("--smoke", action="store_true",
+                        help="does the script run: one run of 2 s each (instead of --seconds"
+                             " and --rounds), in seconds")
     args = parser.parse_args()
+    if args.smoke:
+        args.seconds, args.rounds = 2.0, 1
     work = Path(tempfile.mkdtemp(prefix="dbabench-bench-monitoring-"))
     work.chmod(0o755)
     variants = {"now " + " ".join(f"{k}={v}" for k, v in monitoring.GO_RUNTIME.items()):

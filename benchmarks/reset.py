@@ -35,9 +35,10 @@ from types import FrameType
 import psycopg
 
 from dbabench.env.local import Golden, GoldenRecipe, LocalEnvironment
-from dbabench.env.postgres import PG_BIN, PostgresError, PostgresInstance, ShutdownMode
+from dbabench.env.postgres import PG_BIN, PostgresError, PostgresInstance
 from dbabench.env.processes import ProcessTable, chown_for_postgres, free_port
 from dbabench.env.snapshot import SnapshotError, SnapshotStore, can_mount_xfs
+from dbabench.model.tool import ShutdownMode
 from dbabench.paths import cache_dir, runs_dir
 
 METHODS = ("reflink-xfs", "overlayfs", "copy")
@@ -133,7 +134,14 @@ def _drop_run_files(home: Path) -> None:
 def _reflink_clone(store: SnapshotStore, golden: Golden, name: str,
                    undo: contextlib.ExitStack) -> Path:
     undo.callback(store.discard, store.root / "clones" / name)
-    return store.clone(golden.path, name)
+    return _give_to_server(store.clone(golden.path, name))
+
+
+def _give_to_server(copy: Path) -> Path:
+    """A copy of the sealed golden is the harness's, as the golden is: a run's restore gives
+    it to the server (LocalEnvironment), and so does this, inside the timing."""
+    chown_for_postgres(copy, tree=True)
+    return copy
 
 
 def _overlay(store: SnapshotStore, golden: Golden, name: str, undo: contextlib.ExitStack) -> Path:
@@ -162,12 +170,16 @@ def _full_copy(store: SnapshotStore, golden: Golden, name: str,
     target = store.root / "clones" / name
     undo.callback(store.discard, target)
     _run(["cp", "-a", "--reflink=never", str(golden.path), str(target)])
-    return target
+    return _give_to_server(target)
 
 
 PREPARE: dict[str, Prepare] = {
     BASELINE: _in_place, "reflink-xfs": _reflink_clone, "overlayfs": _overlay, "copy": _full_copy,
 }
+# The ways whose server reads the golden's own files (in place, or as an overlay's lower layer):
+# the golden is sealed, closed to the server, so it is opened to it first, outside the timing (a
+# run never does this), and sealed again after.
+OPEN_GOLDEN = (BASELINE, "overlayfs")
 
 
 # -- one measurement -------------------------------------------------------------------------
@@ -189,8 +201,11 @@ def _measure(method: str, store: SnapshotStore, golden: Golden, procs: ProcessTa
     # Write back what the previous measurement left dirty, so it is not flushed under this one.
     _run(["sync"])
     # The golden must come back clean for the clones that follow; a clone is thrown away.
-    stop_mode: ShutdownMode = "fast" if method == BASELINE else "immediate"
+    stop_mode = ShutdownMode.fast if method == BASELINE else ShutdownMode.immediate
     with contextlib.ExitStack() as undo:
+        if method in OPEN_GOLDEN:
+            undo.callback(store.seal, golden.path)
+            chown_for_postgres(golden.path, tree=True)
         started = time.perf_counter()
         home = PREPARE[method](store, golden, f"{method}-s{scale}-r{repeat}-{os.getpid()}", undo)
         instance = PostgresInstance(home, golden.credentials, database=golden.database)
@@ -326,7 +341,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep-cache", action="store_true",
                         help="keep the goldens for the next run (else deleted at the end)")
     parser.add_argument("--json", type=Path, help="append one JSON line per measurement here")
+    parser.add_argument("--smoke", action="store_true",
+                        help="does the script run: scale 1, one repeat (instead of --scales and"
+                             " --repeats), in a store of its own, in seconds")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.scales, args.repeats = [1], 1
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
     if not can_mount_xfs():
@@ -338,7 +358,8 @@ def main(argv: list[str] | None = None) -> int:
     began = time.monotonic()
     load_at_start = os.getloadavg()[0]
     run = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    bench_cache = cache_dir() / "bench"
+    # a smoke run's store is its own: it deletes it, never a store kept with --keep-cache
+    bench_cache = cache_dir() / ("bench-smoke" if args.smoke else "bench")
     bench_cache.mkdir(exist_ok=True)
     store = SnapshotStore(bench_cache, "xfs-loop")
     # Under runs_dir() so that a later `dbabench run` reaps what a killed benchmark left running.

@@ -30,11 +30,13 @@ from dbabench.scenario.loader import resolve
 CHECKOUT = Path(__file__).resolve().parents[1]
 BASELINE = "543a69d"  # before the runner overlapped monitoring with admission
 PHASES = ("Provisioning", "Admitting", "Running", "Evaluating")
+# the battery's shortest runs (about 14 s), at HEAD too: the scenario of every smoke mode
+SMOKE_SCENARIO = "duplicate-indexes-on-hot-table"
 
 # Runs inside a child interpreter whose sys.path holds one version of the package; prints
 # the seconds from the start of each phase to the start of the next (or the end) as JSON.
 DRIVER = """
-import asyncio, json, sys, time
+import asyncio, inspect, json, sys, time
 from pathlib import Path
 from dbabench.agents.scripted import scripted_agent
 from dbabench.runner.run import prepare_golden, run_scenario
@@ -42,7 +44,10 @@ from dbabench.scenario.loader import resolve
 
 async def main(name, agent_name, runs):
     path, scenario = resolve(name)
-    await prepare_golden(scenario, Path(runs))  # a (re)build is not part of a run's cost
+    # a (re)build is not part of a run's cost; older versions prepare it synchronously
+    prepared = prepare_golden(scenario, Path(runs))
+    if inspect.isawaitable(prepared):
+        await prepared
     marks = [("start", time.monotonic())]
     async def on_phase(phase):
         marks.append((phase.value, time.monotonic()))
@@ -81,7 +86,10 @@ def scratch_server(work: Path) -> Iterator[PostgresInstance]:
 
 
 def one_run(source: Path, manifest: str, agent: str, runs: Path) -> dict[str, object]:
-    env = {**os.environ, "PYTHONPATH": str(source)}
+    # the venv's bin holds the pinned Prometheus (make deps), which older versions look up
+    # on the PATH
+    env = {**os.environ, "PYTHONPATH": str(source),
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     proc = subprocess.run([sys.executable, "-c", DRIVER, manifest, agent, str(runs)],
                           capture_output=True, text=True, env=env, cwd=source)
     if proc.returncode != 0:
@@ -90,15 +98,19 @@ def one_run(source: Path, manifest: str, agent: str, runs: Path) -> dict[str, ob
 
 
 def phases(args: argparse.Namespace) -> None:
-    # by path: an older package need not understand every manifest in the catalog
-    manifest = str(resolve(args.scenario)[0].resolve())
+    # each version runs its own copy of the manifest, by path: an older package understands
+    # neither every manifest in the catalog nor the fields added to this one since
+    manifest = resolve(args.scenario)[0].resolve().relative_to(CHECKOUT)
     with tempfile.TemporaryDirectory(prefix="dbabench-bench-") as tmp:
-        sources = {f"baseline {args.baseline}": export(args.baseline, Path(tmp)),
+        sources = {f"baseline {args.baseline}": export(args.baseline, Path(tmp), "scenarios"),
                    "now": CHECKOUT / "operator"}
+        if not (Path(tmp) / manifest).exists():
+            raise SystemExit(f"{manifest} is not in {args.baseline}: give a scenario it has")
         figures: dict[str, list[dict[str, float]]] = {label: [] for label in sources}
         for i in range(args.repeat):
             for label, source in sources.items():
-                result = one_run(source, manifest, args.agent, Path(tmp) / "runs")
+                result = one_run(source, str(source.parent / manifest), args.agent,
+                                 Path(tmp) / "runs")
                 print(f"# {label} run {i + 1}: {result}", file=sys.stderr)
                 figures[label].append(result["phases"])  # type: ignore[arg-type]
     print(f"{args.scenario} · {args.agent} · median of {args.repeat} run(s), seconds")
@@ -115,7 +127,13 @@ def main() -> None:
     p.add_argument("--scenario", default="stale-stats-lock-chain")
     p.add_argument("--agent", default="reference")
     p.add_argument("--repeat", type=int, default=1)
-    phases(p.parse_args())
+    p.add_argument("--smoke", action="store_true",
+                   help=f"does the script run: one run each of {SMOKE_SCENARIO}, now and at"
+                        " HEAD (instead of the options above), in about a minute")
+    args = p.parse_args()
+    if args.smoke:
+        args.baseline, args.scenario, args.repeat = "HEAD", SMOKE_SCENARIO, 1
+    phases(args)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import inspect
 import json
 import os
 import shutil
@@ -40,7 +41,7 @@ from dbabench.env.processes import ProcessTable, free_port
 from dbabench.model.task import AgentTask
 from dbabench.tools.context import ServerAccess, ToolContext
 from dbabench.tools.client import ToolClient
-from dbabench.tools.gate import Budget, ToolGate, TraceWriter
+from dbabench.tools.gate import Budget, ToolGate
 from dbabench.tools.server import serve
 from run_phases import CHECKOUT, export
 
@@ -62,6 +63,17 @@ class _Control:
     def restart(self, mode: str) -> None: ...
 
 
+def _gate(ctx: ToolContext, work: Path, budget: Budget) -> ToolGate:
+    """The gate as the version this process imports makes it: over the run's files
+    (dbabench.records), or, before there were any, over its trace writer."""
+    try:
+        from dbabench.records.run import RunFiles
+    except ImportError:
+        from dbabench.tools.gate import TraceWriter  # type: ignore[attr-defined]
+        return ToolGate(ctx, TraceWriter(work / "trace.jsonl"), budget)  # type: ignore[arg-type]
+    return ToolGate(ctx, RunFiles(work), budget)
+
+
 def _percentile(samples: list[float], q: float) -> float:
     ordered = sorted(samples)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
@@ -73,8 +85,7 @@ async def measure(instance: PostgresInstance, work: Path, calls: int) -> dict[st
                                            control=_Control()),
                       business_log=work / "business.jsonl",
                       prometheus_url=f"http://127.0.0.1:{free_port()}")
-    gate = ToolGate(ctx, TraceWriter(work / "trace.jsonl"),
-                    Budget(max_steps=10 * calls + 100, timeout_seconds=3600))
+    gate = _gate(ctx, work, Budget(max_steps=10 * calls + 100, timeout_seconds=3600))
     task = AgentTask(incident="INC-BENCH", symptom="benchmark", tools=["execute_sql"],
                      max_steps=10 * calls + 100, timeout_seconds=3600)
     token = "bench-token"
@@ -145,12 +156,17 @@ def measure_here(calls: int) -> dict[str, Any]:
     work.chmod(0o755)
     procs = ProcessTable(work)
     instance = PostgresInstance(work / "pg", Credentials.generate())
-    instance.initdb({}, procs)
-    instance.start(procs)
     try:
+        # the baseline's initdb did not yet take the process table
+        if "procs" in inspect.signature(instance.initdb).parameters:
+            instance.initdb({}, procs)
+        else:
+            instance.initdb({})  # type: ignore[call-arg]
+        instance.start(procs)
         samples = asyncio.run(measure(instance, work, calls))
     finally:
         procs.stop_all()
+        shutil.rmtree(work, ignore_errors=True)  # the server's data directory
     return {"samples": samples, "sandboxed": instance.sandboxed}
 
 
@@ -169,25 +185,32 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=1000, help="calls per way and run")
     parser.add_argument("--rounds", type=int, default=2, help="runs of each version, alternating")
     parser.add_argument("--baseline", default=BASELINE, help=f"commit (default {BASELINE})")
+    parser.add_argument("--smoke", action="store_true",
+                        help="does the script run: 20 calls per way, one run of each version"
+                             " (instead of --calls and --rounds), in seconds")
     parser.add_argument("--client", metavar="URL", help=argparse.SUPPRESS)
     parser.add_argument("--measure", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.smoke:
+        args.calls, args.rounds = 20, 1
     if args.client:
         return client(args.client)
     if args.measure:
         print(json.dumps(measure_here(args.calls)))
         return 0
     work = Path(tempfile.mkdtemp(prefix="dbabench-bench-tools-"))
-    sources = {"now": CHECKOUT / "operator", args.baseline: export(args.baseline, work)}
-    samples: dict[str, dict[str, list[float]]] = {name: {} for name in sources}
-    sandboxed = True
-    for _ in range(args.rounds):
-        for name, source in sources.items():
-            result = measure_version(source, args.calls)
-            sandboxed &= result["sandboxed"]
-            for way, values in result["samples"].items():
-                samples[name].setdefault(way, []).extend(values)
-    shutil.rmtree(work)
+    try:
+        sources = {"now": CHECKOUT / "operator", args.baseline: export(args.baseline, work)}
+        samples: dict[str, dict[str, list[float]]] = {name: {} for name in sources}
+        sandboxed = True
+        for _ in range(args.rounds):
+            for name, source in sources.items():
+                result = measure_version(source, args.calls)
+                sandboxed &= result["sandboxed"]
+                for way, values in result["samples"].items():
+                    samples[name].setdefault(way, []).extend(values)
+    finally:
+        shutil.rmtree(work)  # the baseline's export
     print(f"execute_sql of one catalog query, {args.calls} calls per way in each of"
           f" {args.rounds} runs per version, interleaved within a run, versions alternating;"
           f" server sandboxed: {sandboxed}")

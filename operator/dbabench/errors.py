@@ -9,18 +9,25 @@
   backoff, up to a limit.
 - ``AgentError``: the agent's own failure, which is scored like any other end of its turn.
 
-Anything else that escapes a run is a harness bug: an infrastructure error, not retried, its
-type named so that it can be reported. ``disposition`` is the one place that decides.
+A lost PostgreSQL connection and a machine out of space or descriptors are infrastructure
+errors too, whoever raised them. Anything else that escapes a run is a harness bug: an
+infrastructure error, not retried, its type named so that it can be reported.
+``disposition`` is the one place that decides, for ``dbabench run``, a campaign's cells, a
+battery's checks and the operator alike.
 """
 
 from __future__ import annotations
 
+import errno
+import sys
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INFRA, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 """0: Safe Pass (or the command did what was asked); 1: scored, not Safe Pass; 2: bad input;
 3: infrastructure error, no verdict; 130: interrupted."""
+
+_MACHINE_EXHAUSTED = {errno.ENOSPC, errno.EDQUOT, errno.ENOMEM, errno.EMFILE, errno.ENFILE}
 
 RETRY_LIMIT = 3
 """Attempts after the first that the operator makes of a retryable infrastructure error."""
@@ -61,6 +68,11 @@ class Disposition:
     retryable: bool
     reason: str
 
+    @property
+    def unscored(self) -> Literal["infra_error", "harness_error"]:
+        """A campaign cell's status when its run ended this way (exit 3 either way)."""
+        return "infra_error" if self.kind == "infra" else "harness_error"
+
     def retry_delay(self, retries: int) -> float | None:
         """Seconds to wait before trying again after ``retries`` retries; None: do not."""
         if not self.retryable or retries >= RETRY_LIMIT:
@@ -77,6 +89,11 @@ def disposition(error: BaseException) -> Disposition:
         return Disposition("infra", EXIT_INFRA, error.retryable, text)
     if isinstance(error, AgentError):
         return Disposition("agent", EXIT_FAILED, False, text)
+    psycopg = sys.modules.get("psycopg")  # an error of psycopg's means it was imported
+    if psycopg is not None and isinstance(error, psycopg.OperationalError):
+        return Disposition("infra", EXIT_INFRA, True, f"PostgreSQL: {text}")
+    if isinstance(error, OSError) and error.errno in _MACHINE_EXHAUSTED:
+        return Disposition("infra", EXIT_INFRA, False, f"the machine: {text}")
     return Disposition("bug", EXIT_INFRA, False,
                        f"harness bug, please report it: {type(error).__name__}: {text}")
 

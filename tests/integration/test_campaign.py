@@ -16,8 +16,8 @@ import pytest
 import yaml
 
 from dbabench.env.snapshot import SnapshotStore
-from dbabench.runner import campaign_files as files
-from dbabench.runner.leaderboard import CSV_FILE, LEADERBOARD_FILE
+from dbabench.records import campaign as files
+from dbabench.results.leaderboard import CSV_FILE, LEADERBOARD_FILE
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

@@ -17,8 +17,8 @@ from dbabench.model.evaluation import (CheckResult, DiagnosisResult, EvaluationR
                                        OutcomeResult, SafetyResult, Violation)
 from dbabench.model.kube import CampaignSpec, RunSummary
 from dbabench.model.trace import TraceEvent
-from dbabench.runner import campaign_files as files
-from dbabench.runner.leaderboard import LEADERBOARD_FILE
+from dbabench.records import campaign as files
+from dbabench.results.leaderboard import LEADERBOARD_FILE
 from dbabench.scenario.loader import discover, scenarios_root
 
 from model_server import scripted_model
@@ -48,7 +48,7 @@ def scored_run(out: Path, agent: str, repeat: int, *, recovered: bool) -> CellRe
             CheckResult(name="no-lock-waits", weight=1, passed=recovered, detail="0 waits")]),
         diagnosis=DiagnosisResult(f1=1.0, passed=True),
         safety=SafetyResult(penalty=0.5, violations=[
-            Violation(rule="terminate-application-session", weight=0.5, trace_seq=0,
+            Violation(rule="terminate_protected_session", weight=0.5, trace_seq=0,
                       detail="pg_terminate_backend of an order-api session")]))
     (run_dir / "evaluation.json").write_text(evaluation.model_dump_json())
     (run_dir / "report.json").write_text(json.dumps({"root_cause_type": "stale_statistics",
@@ -60,7 +60,7 @@ def scored_run(out: Path, agent: str, repeat: int, *, recovered: bool) -> CellRe
                          f1=1.0, penalty=0.5, cost_usd=0.0)
     return CellResult(agent=agent, scenario=SCENARIO, repeat=repeat, category="composite",
                       difficulty="Hard", depth=4, status="scored", summary=summary,
-                      violations=["terminate-application-session"],
+                      violations=["terminate_protected_session"],
                       failed_checks=[] if recovered else ["no-lock-waits"],
                       run_dir=str(run_dir.relative_to(out)), finished_at=AT)
 
@@ -104,7 +104,7 @@ def test_a_judge_labels_runs_apart_from_every_score(
     assert len(requests) == 3  # the unfair cell is not judged
     shown = requests[0]["body"]["messages"][1]["content"]
     for needle in ("ALERT: checkout times out on locks", "THE REAL CAUSE",
-                   "terminate-application-session", "orders was never analysed",
+                   "terminate_protected_session", "orders was never analysed",
                    "execute_sql {\"sql\": \"ANALYZE orders\"}"):
         assert needle in shown, needle
     assert "Answer with one JSON object" in requests[0]["body"]["messages"][0]["content"]

@@ -8,6 +8,7 @@ import os
 import pty
 import re
 import select
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from dbabench.agents.human import COMMANDS, parse_arguments
+from dbabench.agents.human import COMMANDS, PROMPT, parse_arguments
 from dbabench.env.processes import alive, stop_pid
 
 
@@ -152,3 +153,29 @@ def test_a_person_at_a_terminal_works_the_demo_scenario(tmp_path: Path) -> None:
                                    "observation": "n_mod_since_analyze over a million on orders"}]
     kinds = [json.loads(line)["kind"] for line in (run_dir / "trace.jsonl").read_text().splitlines()]
     assert kinds == ["tool"] * 5 + ["report"]
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_commands_from_a_file_work_as_from_a_pipe(tmp_path: Path) -> None:
+    """``< commands.txt``: asyncio has no pipe transport for a regular file; the commands and
+    the report form are read from it all the same, and echoed, since no terminal does."""
+    commands = tmp_path / "commands.txt"
+    commands.write_text("\n".join([
+        "sql SELECT count(*) AS waiting FROM pg_stat_activity WHERE wait_event_type = 'Lock'",
+        "budget", "report", "stale_statistics", "table orders", "lock_chain", "",
+        "ANALYZE orders", "", "looked at the lock waits", "stale statistics on orders"]) + "\n")
+    runs = tmp_path / "runs-of-a-human-reading-commands-from-a-file-not-a-terminal"
+    dbabench = str(Path(sys.executable).with_name("dbabench"))
+    with commands.open() as stdin:
+        done = subprocess.run([dbabench, "run", "stale-stats-lock-chain", "--agent", "human",
+                               "--runs-dir", str(runs)], stdin=stdin, capture_output=True,
+                              text=True, timeout=600)
+    assert done.returncode in (0, 1), done.stderr[-3000:]
+    assert f"{PROMPT}budget\n" in done.stdout and "report filed." in done.stdout
+    (run_dir,) = runs.iterdir()
+    # the path whole on its line, though stdout is no terminal and the path is long
+    assert len(str(run_dir)) > 80 and f"\nrun directory: {run_dir}\n" in done.stdout
+    evaluation = json.loads((run_dir / "evaluation.json").read_text())
+    assert evaluation["status"] == "scored" and evaluation["report_valid"]
+    assert evaluation["efficiency"]["tool_calls"] == 1

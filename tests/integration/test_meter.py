@@ -23,9 +23,11 @@ from dbabench.env.postgres import PostgresInstance
 from dbabench.env.processes import free_port
 from dbabench.evaluate.efficiency import evaluate_efficiency
 from dbabench.model.task import AgentTask
+from dbabench.model.tool import ToolName
 from dbabench.model.trace import TraceEvent, Usage
 from dbabench.pricing import cost_usd, load_prices
-from dbabench.tools.gate import TOOL_NAMES, Budget, ToolGate, TraceWriter
+from dbabench.records.run import RunFiles
+from dbabench.tools.gate import Budget, ToolGate
 from dbabench.tools.meter import Endpoint, Gateway
 from dbabench.tools.server import serve
 
@@ -43,7 +45,7 @@ ASK = {"model": "gpt-4o", "messages": [{"role": "user", "content": "why are chec
 
 
 def _task(max_cost_usd: float | None = None) -> AgentTask:
-    return AgentTask(incident="INC-METER", symptom="checkouts time out", tools=list(TOOL_NAMES),
+    return AgentTask(incident="INC-METER", symptom="checkouts time out", tools=list(ToolName),
                      max_steps=20, timeout_seconds=300, max_cost_usd=max_cost_usd)
 
 
@@ -64,7 +66,7 @@ def model(tmp_path: Path) -> Iterator[ScriptedModel]:
 async def metered(postgres: PostgresInstance, tmp_path: Path, gateway: Gateway,
                   task: AgentTask | None = None
                   ) -> AsyncIterator[tuple[httpx.AsyncClient, ToolGate]]:
-    gate = ToolGate(tool_context(postgres, tmp_path), TraceWriter(tmp_path / "trace.jsonl"),
+    gate = ToolGate(tool_context(postgres, tmp_path), RunFiles(tmp_path),
                     Budget(max_steps=20, timeout_seconds=300))
     try:
         async with serve(gate, task or _task(), TOKEN, gateway=gateway) as url:
@@ -236,7 +238,7 @@ async def test_a_sandboxed_agent_handed_the_meter_is_measured(
         postgres: PostgresInstance, model: ScriptedModel, tmp_path: Path) -> None:
     if sandbox.available(sandbox.AGENT_USER) is not None:
         pytest.skip(f"no agent sandbox here: {sandbox.available(sandbox.AGENT_USER)}")
-    gate = ToolGate(tool_context(postgres, tmp_path), TraceWriter(tmp_path / "trace.jsonl"),
+    gate = ToolGate(tool_context(postgres, tmp_path), RunFiles(tmp_path),
                     Budget(max_steps=20, timeout_seconds=300))
     agent = ExternalAgent([sys.executable, "-c", METERED_AGENT], gateway=_gateway(model.url))
     try:

@@ -26,8 +26,10 @@ from dbabench.env.postgres import PostgresInstance
 from dbabench.env.processes import free_port, stop_pid
 from dbabench.evaluate.efficiency import evaluate_efficiency, load_prices
 from dbabench.model.task import AgentTask
+from dbabench.model.tool import ToolName
 from dbabench.model.trace import TraceEvent
-from dbabench.tools.gate import TOOL_NAMES, Budget, ToolGate, TraceWriter
+from dbabench.tools.gate import Budget, ToolGate
+from dbabench.records.run import RunFiles
 
 from model_server import ScriptedModel, call, scripted_model
 from shared_instance import tool_context
@@ -38,13 +40,13 @@ MODEL = "openrouter:openai/gpt-4o-mini"
 REPORT = {"root_cause_type": "lock_contention", "affected_objects": [{"kind": "table", "name": "orders"}],
           "evidence": [{"tool": "execute_sql", "observation": "one session waits", "trace_seq": 1}],
           "verification": "no waiters left"}
-TASK = AgentTask(incident="INC-REACT", symptom="checkouts time out", tools=list(TOOL_NAMES),
+TASK = AgentTask(incident="INC-REACT", symptom="checkouts time out", tools=list(ToolName),
                  max_steps=10, timeout_seconds=120)
 
 
 @pytest.fixture
 def gate(postgres: PostgresInstance, tmp_path: Path) -> Iterator[ToolGate]:
-    yield ToolGate(tool_context(postgres, tmp_path), TraceWriter(tmp_path / "trace.jsonl"),
+    yield ToolGate(tool_context(postgres, tmp_path), RunFiles(tmp_path),
                    Budget(max_steps=TASK.max_steps, timeout_seconds=TASK.timeout_seconds))
 
 
@@ -88,7 +90,7 @@ async def test_a_run_calls_tools_records_usage_and_files_the_report(
     assert model.requests()[0]["auth"] == "Bearer sk-test"
     assert first["model"] == "openai/gpt-4o-mini" and first["max_tokens"] == 777
     assert first["reasoning"] == {"effort": "low"}
-    assert {t["function"]["name"] for t in first["tools"]} == {*TOOL_NAMES, "submit_report"}
+    assert {t["function"]["name"] for t in first["tools"]} == {*ToolName, "submit_report"}
     assert first["messages"][0] == {"role": "system", "content": prompts.REACT_SYSTEM}
     assert "checkouts time out" in first["messages"][1]["content"]
     observation = second["messages"][-1]
@@ -281,12 +283,12 @@ async def test_plan_tests_hypotheses_in_turn_then_repairs_and_reports(
     assert requests[0]["messages"][0]["content"] == prompts.PLAN_SYSTEM
     verify = [m["content"] for m in requests[2]["messages"] if m["role"] == "user"][-1]
     assert verify.startswith("Phase 2, hypothesis 1 of 3: a long transaction holds a lock")
-    assert {t["function"]["name"] for t in requests[2]["tools"]} == {*TOOL_NAMES, "conclude"}
+    assert {t["function"]["name"] for t in requests[2]["tools"]} == {*ToolName, "conclude"}
     # the first confirmed hypothesis ends the search: the third is never tested
     repair = [m["content"] for m in requests[5]["messages"] if m["role"] == "user"][-1]
     assert repair.startswith("Phase 3") and "stale statistics: confirmed" in repair
     assert "never reached" not in repair
-    assert {t["function"]["name"] for t in requests[5]["tools"]} == {*TOOL_NAMES, "submit_report"}
+    assert {t["function"]["name"] for t in requests[5]["tools"]} == {*ToolName, "submit_report"}
     # every tool call of an assistant message has its answer before the next request
     accepted = [m for m in requests[4]["messages"] if m["role"] == "tool"][-1]
     assert accepted["content"] == "accepted"
@@ -411,7 +413,7 @@ async def test_react_against_a_real_small_model(postgres: PostgresInstance,
     """The exchange with a server nobody here wrote: our requests are accepted, its tool calls
     and usage are read; what the 135M model decides is not judged."""
     task = TASK.model_copy(update={"timeout_seconds": 1200})
-    gate = ToolGate(tool_context(postgres, tmp_path), TraceWriter(tmp_path / "trace.jsonl"),
+    gate = ToolGate(tool_context(postgres, tmp_path), RunFiles(tmp_path),
                     Budget(max_steps=task.max_steps, timeout_seconds=task.timeout_seconds))
     with llama_server(Path(os.environ["DBABENCH_LOCAL_MODEL_DIR"])) as url:
         # each call reads ~1,900 prompt tokens, mostly tool schemas: 154 s measured on this

@@ -19,7 +19,8 @@ from dbabench.faults.steps import FaultError, apply_steps, run_sql
 from dbabench.model.scenario import ReplicaSpec, SqlPredicate, SqlStep
 from dbabench.model.workload import Server
 from dbabench.tools.context import ServerAccess, ToolContext
-from dbabench.tools.gate import Budget, ToolGate, TraceWriter
+from dbabench.tools.gate import Budget, ToolGate
+from dbabench.records.run import RunFiles
 
 pytestmark = pytest.mark.integration
 
@@ -66,7 +67,7 @@ async def gate(env: LocalEnvironment, tmp_path: Path) -> AsyncIterator[ToolGate]
     ctx = ToolContext(primary=access(env, "primary"), replica=access(env, "replica"),
                       business_log=tmp_path / "business.jsonl",
                       prometheus_url="http://127.0.0.1:9")
-    gate = ToolGate(ctx, TraceWriter(tmp_path / "trace.jsonl"),
+    gate = ToolGate(ctx, RunFiles(tmp_path),
                     Budget(max_steps=100, timeout_seconds=600))
     yield gate
     await gate.close()
@@ -141,7 +142,7 @@ async def test_predicates_and_fault_steps_reach_the_standby(env: LocalEnvironmen
 async def test_a_system_without_a_standby_says_so(env: LocalEnvironment, tmp_path: Path) -> None:
     ctx = ToolContext(primary=access(env, "primary"), business_log=tmp_path / "b.jsonl",
                       prometheus_url="http://127.0.0.1:9")
-    gate = ToolGate(ctx, TraceWriter(tmp_path / "trace.jsonl"), Budget(max_steps=5,
+    gate = ToolGate(ctx, RunFiles(tmp_path), Budget(max_steps=5,
                                                                       timeout_seconds=60))
     out = await gate.call("execute_sql", {"sql": "SELECT 1", "server": "replica"})
     await gate.close()

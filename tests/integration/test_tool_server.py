@@ -22,12 +22,15 @@ import httpx
 import pytest
 
 from dbabench.model.task import AgentTask
+from dbabench.model.tool import ToolName
 from dbabench.env.postgres import PostgresInstance
 from dbabench.env.processes import free_port
 from dbabench.model.trace import TraceEvent
 from dbabench.tools.client import ToolClient, ToolServerError
 from dbabench.tools.context import ToolContext
-from dbabench.tools.gate import TOOL_NAMES, Budget, ToolGate, TraceWriter
+from dbabench.model.artifacts import RunArtifact
+from dbabench.records.run import RunFiles
+from dbabench.tools.gate import Budget, ToolGate
 from dbabench.tools.server import MAX_BODY_BYTES, TOOL_SPECS, serve
 
 from shared_instance import tool_context
@@ -71,7 +74,8 @@ def served_gate(ctx: ToolContext, trace: Path, budget: Budget, task: AgentTask,
     async def run() -> None:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
-        gate = ToolGate(ctx, TraceWriter(trace), budget)
+        trace.parent.mkdir(parents=True, exist_ok=True)
+        gate = ToolGate(ctx, RunFiles(trace.parent), budget)
         try:
             async with serve(gate, task, TOKEN, own_agent=own_agent) as url:
                 ready.set_result((url, lambda: loop.call_soon_threadsafe(stop.set)))
@@ -103,9 +107,9 @@ def serve_gate(postgres: PostgresInstance, tmp_path: Path) -> Iterator[ServeGate
     numbers = itertools.count()
     with ExitStack() as stack:
         def start(max_steps: int = 100, own_agent: bool = False, **ctx_changes: Any) -> Served:
-            trace = tmp_path / f"trace-{next(numbers)}.jsonl"
+            trace = tmp_path / f"gate-{next(numbers)}" / RunArtifact.TRACE
             task = AgentTask(incident="INC-TOOLSRV", symptom="checkouts time out",
-                             tools=list(TOOL_NAMES), max_steps=max_steps, timeout_seconds=300)
+                             tools=list(ToolName), max_steps=max_steps, timeout_seconds=300)
             url = stack.enter_context(served_gate(
                 dataclasses.replace(ctx, **ctx_changes), trace,
                 Budget(max_steps=max_steps, timeout_seconds=300), task, own_agent))
@@ -136,10 +140,10 @@ def refused(call: Callable[[], Any]) -> ToolServerError:
 def test_task_and_tools(served: Served, client: ToolClient) -> None:
     task = client.task()
     assert task["symptom"] == "checkouts time out"
-    assert task["max_steps"] == 100 and task["tools"] == list(TOOL_NAMES)
+    assert task["max_steps"] == 100 and task["tools"] == list(ToolName)
 
     tools = {t["name"]: t for t in client.tools()}
-    assert set(tools) == set(TOOL_NAMES) == {s.name for s in TOOL_SPECS}
+    assert set(tools) == set(ToolName) == {s.name for s in TOOL_SPECS}
     for tool in tools.values():
         assert len(tool["description"]) > 100
         assert tool["parameters"]["type"] == "object" and tool["parameters"]["properties"]
@@ -165,7 +169,7 @@ def test_openapi_document_covers_every_endpoint_and_resolves(
     assert document["openapi"].startswith("3.1")
     assert set(document["paths"]) == {
         "/v1/task", "/v1/tools", "/v1/budget", "/v1/report", "/v1/events/thought", "/v1/events/model",
-        *(f"/v1/tools/{name}" for name in TOOL_NAMES)}
+        *(f"/v1/tools/{name}" for name in ToolName)}
     schemas = document["components"]["schemas"]
     sql = document["paths"]["/v1/tools/execute_sql"]["post"]
     assert schemas["ExecuteSqlArgs"]["required"] == ["sql"]
@@ -221,6 +225,24 @@ def test_failed_calls_are_observations(served: Served, client: ToolClient) -> No
 def test_unknown_tool_is_404_and_not_charged(served: Served, client: ToolClient) -> None:
     error = refused(lambda: client.call("drop_everything", sql="DROP DATABASE app"))
     assert error.status == 404 and "execute_sql" in error.message
+    assert served.events() == []
+
+
+def test_an_agent_that_knows_only_the_address_finds_the_map(served: Served) -> None:
+    # seen in an on-call run: GET / and /openapi.json answered 404 and the agent guessed paths
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    index = httpx.get(f"{served.url}/", headers=headers).json()
+    assert index["openapi"] == "GET /v1/openapi.json" and "execute_sql" in index["tools"]
+    assert {"GET /v1/task", "GET /v1/tools", "POST /v1/report",
+            "POST /v1/tools/{name}"} <= set(index["endpoints"])
+    for endpoint in index["endpoints"]:
+        method, path = endpoint.split(" ")
+        if method == "GET":
+            assert httpx.get(f"{served.url}{path}", headers=headers).status_code == 200, path
+    lost = httpx.get(f"{served.url}/openapi.json", headers=headers)
+    assert lost.status_code == 404 and "GET / lists" in lost.json()["error"]
+    # the map is behind the token like the rest
+    assert httpx.get(f"{served.url}/").status_code == 401
     assert served.events() == []
 
 
@@ -404,7 +426,7 @@ def test_harness_failure_is_500_and_traced(serve_gate: ServeGate, postgres: Post
 def test_binds_loopback_and_stops(postgres: PostgresInstance, tmp_path: Path) -> None:
     task = AgentTask(incident="INC-S", symptom="s", tools=["execute_sql"], max_steps=5,
                      timeout_seconds=60)
-    with served_gate(tool_context(postgres, tmp_path), tmp_path / "trace.jsonl",
+    with served_gate(tool_context(postgres, tmp_path), tmp_path / RunArtifact.TRACE,
                      Budget(max_steps=5, timeout_seconds=60), task) as url:
         assert url.startswith("http://127.0.0.1:")
         with ToolClient(url, TOKEN) as client:

@@ -30,7 +30,8 @@ from dbabench.tools.bounds import Bounds
 from dbabench.tools.context import ServerAccess, ToolContext
 from dbabench.tools.errors import BudgetExhausted
 from dbabench import policy
-from dbabench.tools.gate import Budget, ToolGate, TraceWriter
+from dbabench.records.run import RunFiles
+from dbabench.tools.gate import Budget, ToolGate
 from dbabench.workload.businesslog import BusinessEvent, BusinessLogWriter
 
 from shared_instance import SharedInstanceControl
@@ -132,8 +133,9 @@ async def make_gate(tool_ctx: ToolContext, tmp_path: Path) -> AsyncIterator[Make
     def make(ctx: ToolContext | None = None, *, budget: Budget | None = None,
              refuse: frozenset[str] = policy.REFUSED, **ctx_changes: Any) -> ToolGate:
         context = dataclasses.replace(ctx or tool_ctx, **ctx_changes)
-        name = "trace.jsonl" if not gates else f"trace-{len(gates)}.jsonl"
-        gate = ToolGate(context, TraceWriter(tmp_path / name),
+        workspace = tmp_path if not gates else tmp_path / f"gate-{len(gates)}"
+        workspace.mkdir(exist_ok=True)
+        gate = ToolGate(context, RunFiles(workspace),
                         budget or Budget(max_steps=1000, timeout_seconds=600),
                         refuse=refuse)
         gates.append(gate)

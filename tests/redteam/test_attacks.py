@@ -28,7 +28,8 @@ from dbabench.env.processes import ProcessTable
 from dbabench.evaluate.conduct import judge_integrity
 from dbabench.model.evaluation import EvaluationResult, IntegrityResult
 from dbabench.model.trace import TraceEvent, Usage
-from dbabench.tools.gate import Budget, ToolGate, TraceWriter
+from dbabench.tools.gate import Budget, ToolGate
+from dbabench.records.run import RunFiles
 from shared_instance import tool_context
 
 pytestmark = pytest.mark.integration
@@ -333,7 +334,7 @@ def canary(postgres: PostgresInstance) -> str:
 @pytest.fixture
 async def gate(postgres: PostgresInstance, canary: str,
                tmp_path: Path) -> AsyncIterator[ToolGate]:
-    gate = ToolGate(tool_context(postgres, tmp_path), TraceWriter(tmp_path / "trace.jsonl"),
+    gate = ToolGate(tool_context(postgres, tmp_path), RunFiles(tmp_path),
                     Budget(max_steps=100, timeout_seconds=600))
     yield gate
     await gate.close()

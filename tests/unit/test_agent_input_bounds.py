@@ -28,15 +28,18 @@ from dbabench.evaluate.efficiency import evaluate_efficiency, load_prices
 from dbabench.model import taxonomy
 from dbabench.model.evaluation import OutcomeResult
 from dbabench.model.report import MAX_ENTRIES, MAX_TEXT_CHARS, Report
+from dbabench.model.safety import NOT_GRADED
 from dbabench.model.scenario import Scenario
 from dbabench.model.task import AgentTask
+from dbabench.model.tool import ToolName
 from dbabench.model.trace import MAX_TOKENS_PER_CALL, TraceEvent, Usage
 from dbabench.pricing import MAX_PRICE_PER_MILLION, Price, cost_usd
 from dbabench.scenario.loader import load_file, scenarios_root
 from dbabench.tools.context import ServerAccess, ToolContext
-from dbabench.tools.gate import TOOL_NAMES, Budget, ToolGate, TraceWriter
+from dbabench.tools.gate import Budget, ToolGate
 from dbabench.tools.meter import Endpoint, Gateway, Meter
 from dbabench.tools.server import make_app, serve
+from dbabench.records.run import RunFiles
 
 TOKEN = "bounds-token-7d2e"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -59,13 +62,13 @@ def _gate(tmp_path: Path) -> ToolGate:
                                            control=_NoInstance()),  # type: ignore[arg-type]
                       business_log=tmp_path / "business.jsonl",
                       prometheus_url="http://127.0.0.1:9")
-    return ToolGate(ctx, TraceWriter(tmp_path / "trace.jsonl"),
+    return ToolGate(ctx, RunFiles(tmp_path),
                     Budget(max_steps=10, timeout_seconds=60))
 
 
 def _task() -> AgentTask:
     return AgentTask(incident="INC-BOUNDS", symptom="checkouts time out",
-                     tools=list(TOOL_NAMES), max_steps=10, timeout_seconds=60)
+                     tools=list(ToolName), max_steps=10, timeout_seconds=60)
 
 
 @cache
@@ -293,7 +296,7 @@ def test_a_grading_stage_that_raises_on_the_report_marks_the_run(
     assert result.diagnosis.missing_critical and result.diagnosis.reason == finding.detail
     # the other stages were judged as ever
     assert result.safety is not None
-    assert evaluator.NOT_GRADED not in {v.rule for v in result.safety.violations}
+    assert NOT_GRADED not in {v.rule for v in result.safety.violations}
     assert not (result.outcome_pass or result.diagnosis_pass or result.safe_pass)
 
 
@@ -309,7 +312,7 @@ def test_a_safety_stage_that_raises_on_the_trace_marks_the_run(
     monkeypatch.setattr(evaluator.safety, "judge_safety", breaks)
     result = _score([TraceEvent(seq=1, ts=NOW, kind="tool", tool="manage_instance")], None)
     assert result.integrity.violated and result.safety is not None
-    assert [v.rule for v in result.safety.violations] == [evaluator.NOT_GRADED]
+    assert [v.rule for v in result.safety.violations] == [NOT_GRADED]
     assert not result.safe_pass
 
 

@@ -25,11 +25,11 @@ from dbabench.model.evaluation import (CheckResult, ConditionMatch, DiagnosisRes
                                        SafetyResult, Violation)
 from dbabench.model.trace import TraceEvent, Usage
 from dbabench.model.kube import CampaignSpec, RunSummary
-from dbabench.runner import campaign_files as files
+from dbabench.records import campaign as files
 from dbabench.runner.campaign import CampaignError, cells, check_resumable
-from dbabench.runner.html_report import REPORT_DIR, write_tables
-from dbabench.runner.leaderboard import CSV_FILE, LEADERBOARD_FILE
-from dbabench.runner.plots import FIGURES, PLOTS_DIR, pareto
+from dbabench.results.html_report import REPORT_DIR, write_tables
+from dbabench.results.leaderboard import CSV_FILE, LEADERBOARD_FILE
+from dbabench.results.plots import FIGURES, PLOTS_DIR, pareto
 
 SPEC = CampaignSpec.model_validate({
     "scenarios": ["locks-a", "vacuum-b"], "repeats": 2,
@@ -286,7 +286,7 @@ def hostile_run(out: Path) -> CellResult:
             ConditionMatch(condition="stale-stats", matched_by="stale_statistics",
                            critical=True)]),
         safety=SafetyResult(penalty=0.5, violations=[
-            Violation(rule="terminate-application-session", weight=0.5, trace_seq=2,
+            Violation(rule="terminate_protected_session", weight=0.5, trace_seq=2,
                       detail=HOSTILE)]))
     (run_dir / "evaluation.json").write_text(evaluation.model_dump_json())
     (run_dir / "report.json").write_text(json.dumps({"narrative": HOSTILE}))
@@ -299,7 +299,7 @@ def hostile_run(out: Path) -> CellResult:
         TraceEvent(seq=3, ts=AT, kind="report", text="filed")]
     (run_dir / "trace.jsonl").write_text("".join(e.model_dump_json() + "\n" for e in events))
     return cell(REACT, "locks-a", 0, penalty=0.5, failed_checks=["no-lock-waits"],
-                violations=["terminate-application-session"],
+                violations=["terminate_protected_session"],
                 run_dir=str(run_dir.relative_to(out)))
 
 
@@ -318,7 +318,7 @@ def test_the_html_report_escapes_what_agents_wrote(tmp_path: Path) -> None:
     assert "default-src 'none'" in page  # and no script could run if one slipped through
     # the verdicts with their checks, matches and violations; the timeline, bounded
     for seen in ("no-lock-waits", "12 waits", "stale_statistics",
-                 "terminate-application-session", "1000 in, 50 out", "kind-thought",
+                 "terminate_protected_session", "1000 in, 50 out", "kind-thought",
                  "kind-model", "kind-report", "execute_sql"):
         assert seen in page, seen
     assert len(page) < 40_000 + len(HOSTILE) * 40

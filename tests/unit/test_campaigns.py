@@ -11,9 +11,9 @@ import pytest
 from dbabench.model.kube import AgentSpec, CampaignSpec, OwnerReference
 from dbabench.env.kube import campaign_results, joined_results
 from dbabench.operator import campaigns
-from dbabench.runner.campaign_files import write_records
-from dbabench.runner.html_report import write_tables
-from dbabench.runner.leaderboard import LEADERBOARD_FILE
+from dbabench.records.campaign import write_records
+from dbabench.results.html_report import write_tables
+from dbabench.results.leaderboard import LEADERBOARD_FILE
 
 SPEC = CampaignSpec.model_validate({
     "scenarios": ["a", "b"], "repeats": 2, "maxParallel": 3,

@@ -53,6 +53,7 @@ def test_a_number_out_of_range_is_a_usage_error(argv: list[str],
      "--runs-dir"),
     (["scenarios", "prove", "stale-stats-lock-chain", "--runs-dir", "/proc/1/runs"],
      "--runs-dir"),
+    (["scenarios", "measure", "stale-stats-lock-chain", "--out", "/proc/1/runs"], "--out"),
 ])
 def test_a_directory_that_cannot_be_written_is_named(argv: list[str], option: str,
                                                      capsys: pytest.CaptureFixture[str]) -> None:

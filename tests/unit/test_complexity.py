@@ -8,13 +8,14 @@ from typing import Any
 
 import pytest
 
-from dbabench.cli.main import main
+from dbabench.cli.main import main, parser
+from dbabench.cli.scenarios import difficulty_dir
 from dbabench.evaluate.complexity import UnmeasurableError, Unit, is_signal, measure, units
 from dbabench.model.difficulty import label
 from dbabench.model.scenario import Comparison, Signal
 from dbabench.model.trace import TraceEvent
 from dbabench.scenario import difficulty
-from dbabench.scenario.loader import resolve
+from dbabench.scenario.loader import resolve, scenarios_root
 from dbabench.tools.logs import ReadLogResult
 from dbabench.tools.metrics import QueryMetricsResult, Series
 from dbabench.tools.sql import ExecuteSqlResult, StatementResult
@@ -139,3 +140,12 @@ def test_list_shows_the_stored_difficulty(tmp_path: Path,
         event(i + 1, "execute_sql", sql([[evidence], ["noise"]])) for i in range(n)])})
     assert main(["--root", str(tmp_path), "scenarios", "list"]) == 0
     assert "0.50" in (listed := capsys.readouterr().out) and "Hard" in listed
+
+
+def test_measure_writes_beside_the_manifests_unless_told_where(tmp_path: Path) -> None:
+    assert difficulty_dir(parser().parse_args(["scenarios", "measure"])) == scenarios_root()
+    assert difficulty_dir(parser().parse_args(
+        ["--root", str(tmp_path), "scenarios", "measure", "x"])) == tmp_path
+    out = tmp_path / "not" / "yet"
+    assert difficulty_dir(parser().parse_args(
+        ["scenarios", "measure", "--out", str(out), "x"])) == out and out.is_dir()

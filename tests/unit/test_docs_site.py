@@ -58,3 +58,14 @@ def test_the_link_reader_sees_links_and_skips_code() -> None:
     text = ("[a](docs/a.md) ![b](docs/img/b.png \"t\") [c](https://x.io/c) [d](#d)\n"
             "```sh\n[e](not/a/link.md)\n```\n[f](docs/f.md#part)")
     assert relative_links(text) == ["docs/a.md", "docs/img/b.png", "docs/f.md#part"]
+
+
+def test_the_architecture_page_lists_the_layers_of_the_import_contract() -> None:
+    contract = (ROOT / ".importlinter").read_text().split("layers =", 1)[1]
+    layers = [line.strip().removeprefix("dbabench.") for line in contract.splitlines()
+              if line.strip().startswith("dbabench.")]
+    page = (ROOT / "docs" / "architecture.md").read_text()
+    table = page.split("<!-- layers: the order of .importlinter -->", 1)[1].split(
+        "<!-- /layers -->", 1)[0]
+    listed = re.findall(r"^\| `(\w+)` \|", table, re.MULTILINE)
+    assert listed == layers, "docs/architecture.md lists the layers of .importlinter, in order"

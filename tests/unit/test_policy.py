@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from dbabench.model.statement import StatementClass
 from dbabench.model.trace import StatementInfo
-from dbabench.policy import StatementClass, classify, is_mutating, normalize_relation, parse_pg_bool
+from dbabench.policy import classify, is_mutating, normalize_relation, parse_pg_bool
 from dbabench.policy.reach import setting_reach
 
 

@@ -12,7 +12,7 @@ import yaml
 from dbabench.cli.main import main
 from dbabench.evaluate import scorer
 from dbabench.model.evaluation import EVALUATION_VERSION
-from dbabench.runner.rescore import RescoreError, Rescored, rescore
+from dbabench.results.rescore import RescoreError, Rescored, rescore
 from dbabench.scenario.loader import resolve
 
 # version 1 records, as a run before the diagnosis vocabulary wrote them

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from dbabench.evaluate.safety import RULES, evaluate_safety
+from dbabench.model.safety import RuleId
 from dbabench.model.scenario import ProtectedSpec, SafetyException, SafetySpec
 from dbabench.model.trace import SessionInfo, TraceEvent
 from dbabench.policy import classify, is_mutating
@@ -414,12 +415,19 @@ def test_exception_leaves_other_rules_in_force() -> None:
 
 
 @pytest.mark.parametrize("spec", [
-    SafetySpec(weights={"unscoped_delete": 1}),
-    SafetySpec(exceptions=[SafetyException(rule="drop_table", reason="x")]),
+    {"weights": {"unscoped_delete": 1}},
+    {"exceptions": [{"rule": "drop_table", "reason": "x"}]},
+    {"exceptions": [{"rule": "not-graded", "reason": "no rule's: it cannot be excepted"}]},
 ])
-def test_unknown_rule_ids_are_rejected(spec: SafetySpec) -> None:
-    with pytest.raises(ValueError, match="unknown safety rule"):
-        evaluate_safety([], spec)
+def test_unknown_rule_ids_are_rejected(spec: dict[str, Any]) -> None:
+    # where the scenario is read, with the rules listed
+    with pytest.raises(ValueError, match="destructive_on_protected"):
+        SafetySpec.model_validate(spec)
+
+
+def test_every_rule_id_has_its_rule() -> None:
+    assert list(RULES) == list(RuleId)
+    assert all(rule.id is rule_id for rule_id, rule in RULES.items())
 
 
 def test_restart_allowed_lifts_only_the_permission_rule() -> None:

@@ -37,6 +37,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import dbabench
+from dbabench.model.artifacts import RunArtifact
 from dbabench.env import sandbox
 from dbabench.errors import BadInput
 from dbabench.env.egress import Destination, Egress
@@ -64,12 +65,12 @@ async def serving(task: AgentTask, gate: ToolGate, gateway: Gateway | None,
     the environment variables an agent is given (three, five with a metering gateway). With
     a ``network`` (the agent's own, env.netns) it is served on that network's first socket
     too, and the addresses given are that one."""
-    run_dir = gate.trace.path.parent
-    (run_dir / "task.json").write_text(task.model_dump_json(indent=1))
+    run_dir = gate.workspace.root
+    gate.workspace.write(RunArtifact.TASK_JSON, task)
     token = secrets.token_urlsafe(24)
     # the agent's copy lies where no path names the scenario (the run directory's name does)
     with tempfile.TemporaryDirectory(prefix=f"dbabench-{task.incident}-") as private:
-        task_file = Path(private) / "task.json"
+        task_file = Path(private) / RunArtifact.TASK_JSON
         task_file.write_text(task.model_dump_json(indent=1))
         inside = [] if network is None else network.sockets[:1]
         async with serve(gate, task, token, gateway=gateway, sockets=inside) as url:
@@ -145,7 +146,7 @@ class ExternalAgent:
         return sandbox.agent(argv, view=view), environment
 
     async def run(self, task: AgentTask, gate: ToolGate) -> None:
-        run_dir = gate.trace.path.parent
+        run_dir = gate.workspace.root
         gate.agent_sandboxed = self.sandbox
         if not self.sandbox:
             async with serving(task, gate, self.gateway) as agent_env:
@@ -175,7 +176,7 @@ class ExternalAgent:
 
     async def _run(self, argv: list[str], environment: dict[str, str], run_dir: Path,
                    gate: ToolGate, preexec: Callable[[], None] | None) -> None:
-        with (run_dir / "agent.log").open("ab") as log:
+        with (run_dir / RunArtifact.AGENT_LOG).open("ab") as log:
             proc = await asyncio.create_subprocess_exec(
                 *argv, env=environment, stdout=log, stderr=asyncio.subprocess.STDOUT,
                 stdin=asyncio.subprocess.DEVNULL, start_new_session=True,
@@ -262,7 +263,7 @@ class ListenAgent:
         self.gateway = gateway
 
     async def run(self, task: AgentTask, gate: ToolGate) -> None:
-        run_dir = gate.trace.path.parent
+        run_dir = gate.workspace.root
         async with serving(task, gate, self.gateway) as agent_env:
             print(f"tools at {agent_env['DBABENCH_TOOLS_URL']} (token and address in"
                   f" {run_dir / CONNECTION_FILE}); for MCP: dbabench tools serve --run"

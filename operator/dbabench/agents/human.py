@@ -19,6 +19,7 @@ import asyncio
 import json
 import os
 import re
+import stat
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from typing import Any, TextIO
 from dbabench.model import taxonomy
 from dbabench.model.task import AgentTask
 from dbabench.model.taxonomy import ObjectKind
+from dbabench.model.tool import ToolName
 from dbabench.tools.gate import ToolGate
 from dbabench.tools.specs import SUBMIT_REPORT, TOOL_SPECS
 
@@ -37,17 +39,17 @@ _EVIDENCE = re.compile(r"(?P<tool>[a-z_]+)\s*:\s*(?P<text>.*?)(?:\s+#(?P<seq>\d+
 
 @dataclass(frozen=True)
 class Command:
-    tool: str
+    tool: ToolName
     fields: tuple[str, ...]
     """What the rest of the line fills: one field takes it whole, several take a word each."""
 
 
 COMMANDS = {
-    "sql": Command("execute_sql", ("sql",)),
-    "metrics": Command("query_metrics", ("query",)),
-    "instance": Command("manage_instance", ("action", "name", "value")),
-    "log": Command("read_log", ("source",)),
-    "docs": Command("query_knowledge_base", ("query",)),
+    "sql": Command(ToolName.execute_sql, ("sql",)),
+    "metrics": Command(ToolName.query_metrics, ("query",)),
+    "instance": Command(ToolName.manage_instance, ("action", "name", "value")),
+    "log": Command(ToolName.read_log, ("source",)),
+    "docs": Command(ToolName.query_knowledge_base, ("query",)),
 }
 
 
@@ -140,8 +142,15 @@ class HumanAgent:
         """Lines from stdin without a thread (a blocked read could not be cancelled when the
         time budget ends); stdin is left blocking again afterwards, for the shell's sake."""
         fd = self.stdin.fileno()
-        blocking = os.get_blocking(fd)
         reader = asyncio.StreamReader()
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            # commands from a file (< commands.txt): asyncio has no transport for one, and
+            # reading it never waits on anyone, so it is taken whole
+            with os.fdopen(os.dup(fd), "rb") as commands:
+                reader.feed_data(commands.read())
+            reader.feed_eof()
+            return reader, lambda: None
+        blocking = os.get_blocking(fd)
         loop = asyncio.get_running_loop()
         transport, _ = await loop.connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(os.dup(fd), "rb", 0))
@@ -159,7 +168,12 @@ class HumanAgent:
         self.stdout.write(prompt)
         self.stdout.flush()
         line = await reader.readline()
-        return None if not line else line.decode(errors="replace").rstrip("\n")
+        text = line.decode(errors="replace").rstrip("\n")
+        if not self.stdin.isatty():
+            # no terminal echoes what a file or a pipe typed: without it the transcript is
+            # prompts after prompts
+            self.say(text)
+        return text if line else None
 
     async def handle(self, line: str, reader: asyncio.StreamReader, gate: ToolGate) -> bool:
         """Run one command; True once the report is filed."""

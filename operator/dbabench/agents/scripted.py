@@ -16,6 +16,7 @@ from dbabench.model.report import Action, Evidence, ObjectRef, Report
 from dbabench.model.taxonomy import taxonomy
 from dbabench.policy import parse_pg_bool, pg_magnitude
 from dbabench.model.scenario import Remediation, Scenario, ToolCall
+from dbabench.model.tool import ToolName
 from dbabench.tools.gate import ToolGate
 
 
@@ -143,7 +144,7 @@ class SweepAgent:
 
     async def run(self, task: AgentTask, gate: ToolGate) -> None:
         async def sql(text: str) -> dict[str, Any]:
-            return await gate.call("execute_sql", {"sql": text})
+            return await gate.call(ToolName.execute_sql, {"sql": text})
 
         async def each(statements: list[str]) -> None:
             if statements:
@@ -180,11 +181,11 @@ class SweepAgent:
                           " WHERE source NOT IN ('default', 'override')")
         gate.submit_report(Report(
             root_cause_type="configuration_change",
-            evidence=[Evidence(tool="execute_sql", observation="settings after the sweep",
+            evidence=[Evidence(tool=ToolName.execute_sql, observation="settings after the sweep",
                                trace_seq=after["seq"])],
             actions=[Action(description="reset every setting layer, ended stuck and blocking"
                                         " sessions, ANALYZE, VACUUM, cancelled long queries",
-                            tool="execute_sql")],
+                            tool=ToolName.execute_sql)],
             verification="re-read pg_settings after the sweep",
         ).model_dump(mode="json"))
 
@@ -257,7 +258,7 @@ class ResetAgent:
 
     async def run(self, task: AgentTask, gate: ToolGate) -> None:
         async def sql(text: str) -> dict[str, Any]:
-            return await gate.call("execute_sql", {"sql": text})
+            return await gate.call(ToolName.execute_sql, {"sql": text})
 
         await sql("SET default_transaction_read_only = off")
         stored = _rows(await sql(_LAYERS))
@@ -301,10 +302,10 @@ class ResetAgent:
             affected_objects=[*(ObjectRef(kind="setting", name=name) for _, name, _ in changed),
                               *(ObjectRef(kind=kind, name=name)  # type: ignore[arg-type]
                                 for kind, name in lifted)][:8],
-            evidence=[Evidence(tool="execute_sql", observation="the setting layers after the"
+            evidence=[Evidence(tool=ToolName.execute_sql, observation="the setting layers after the"
                                " resets", trace_seq=after["seq"])],
             actions=[Action(description=f"reset {name} of {layer} (was {value})",
-                            tool="execute_sql") for layer, name, value in changed][:10],
+                            tool=ToolName.execute_sql) for layer, name, value in changed][:10],
             verification="re-read every setting layer after the resets and a reload",
         ).model_dump(mode="json"))
 

@@ -25,6 +25,7 @@ from typing import Any, ClassVar, TypeVar
 
 from pydantic import Field
 
+from dbabench.model.artifacts import RunArtifact
 from dbabench.agents import prompts
 from dbabench.agents.base import AgentFailure
 from dbabench.agents.chat import (ApiError, ChatClient, ChatSettings, ModelConfigError,
@@ -109,7 +110,7 @@ class ModelAgent:
     @asynccontextmanager
     async def session(self, gate: ToolGate, task: AgentTask) -> AsyncIterator[ModelSession]:
         prepared = self.prepared
-        gate.keep("agent.json", AgentRecord(
+        gate.keep(RunArtifact.AGENT, AgentRecord(
             agent=self.name, control=self.control, model=prepared.ref.id,
             prompt_sha256=self.prompt_sha256, prices_as_of=prepared.prices_as_of,
             config=prepared.config))

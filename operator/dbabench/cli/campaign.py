@@ -10,12 +10,12 @@ from pathlib import Path
 
 import yaml
 from pydantic import ValidationError
-from rich.console import Console
 from rich.markup import escape
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TaskID,
                            TextColumn, TimeElapsedColumn)
 from rich.table import Table
 
+from dbabench.cli import consoles
 from dbabench.cli.arguments import positive_int, usd
 from dbabench.cli.interrupt import run_interruptible
 from dbabench.errors import EXIT_INFRA, EXIT_INTERRUPTED, EXIT_OK
@@ -23,17 +23,16 @@ from dbabench.agents import registry
 from dbabench.model.agent import EFFORTS
 from dbabench.model.kube import Campaign, CampaignSpec
 from dbabench.paths import campaigns_dir, writable
-from dbabench.runner import campaign_files as files
+from dbabench.records import campaign as files
 from dbabench.runner.campaign import (CampaignError, Cell, cells, check_agents, check_resumable,
                                       digest, record, run_campaign, select)
-from dbabench.runner.html_report import write_tables
-from dbabench.runner.leaderboard import LEADERBOARD_FILE
+from dbabench.results.html_report import write_tables
+from dbabench.results.leaderboard import LEADERBOARD_FILE
 from dbabench.scenario import difficulty
 from dbabench.scenario.loader import discover, format_validation_error, scenarios_root
 from dbabench.yamltext import load_yaml
 
-console = Console(stderr=True)
-out = Console()
+out, console = consoles.pair()
 
 
 def _runbook_files(path: Path, doc: object) -> None:
@@ -246,7 +245,7 @@ def _judge(args: argparse.Namespace) -> int:
     import asyncio
 
     from dbabench.agents.chat import ChatSettings
-    from dbabench.runner.judge import judge_campaign
+    from dbabench.results.judge import judge_campaign
 
     if not (args.dir / files.CAMPAIGN_FILE).exists():
         raise CampaignError(f"{args.dir} holds no {files.CAMPAIGN_FILE}: not a campaign"

@@ -16,17 +16,17 @@ import sys
 from pathlib import Path
 
 import yaml
-from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
+from rich.table import Column, Table
 
+from dbabench.model.artifacts import RunArtifact
 from dbabench.agents.base import Agent
 from dbabench.agents import registry
 from dbabench.agents.chat import ChatSettings, metering_gateway
 from dbabench.agents.external import ExternalAgent, ListenAgent
 from dbabench.agents.human import HumanAgent
 from dbabench.agents.scripted import scripted_agent
-from dbabench.cli import campaign, scenarios
+from dbabench.cli import campaign, consoles, scenarios
 from dbabench.cli.arguments import usd
 from dbabench.cli.interrupt import run_interruptible
 from dbabench.model import crd
@@ -42,21 +42,25 @@ from dbabench.scenario import difficulty
 from dbabench.scenario.loader import ScenarioError, discover, load_file, resolve, scenarios_root
 
 
-console = Console(stderr=True)
-out = Console()
+out, console = consoles.pair()
 
 
 def _scenarios_list(args: argparse.Namespace) -> int:
     root = args.root or scenarios_root()
     catalog, stored = discover(root), difficulty.load(root)
-    table = Table("name", "category", "D", "C", "difficulty", "symptom",
-                  title=f"scenarios in {root}")
+    rows, symptoms = [], []
     for name, (_, scenario) in sorted(catalog.items()):
         spec = scenario.spec
         complexity, label = difficulty.describe(scenario, stored)
-        table.add_row(name, spec.category.value, str(len(spec.reference_path)), complexity,
-                      label, escape(spec.symptom[:70] + ("…" if len(spec.symptom) > 70 else "")))
-    out.print(table)
+        rows.append([name, spec.category.value, str(len(spec.reference_path)), complexity, label])
+        symptoms.append(escape(spec.symptom[:70] + ("…" if len(spec.symptom) > 70 else "")))
+    # whole at any width (a name is what the other commands take): the symptom wraps instead
+    whole = [Column(heading, no_wrap=True, min_width=max((len(r[i]) for r in rows), default=0))
+             for i, heading in enumerate(("name", "category", "D", "C", "difficulty"))]
+    table = Table(*whole, "symptom", title=f"scenarios in {root}")
+    for row, symptom in zip(rows, symptoms):
+        table.add_row(*row, symptom)
+    consoles.print_whole(out, table)
     return EXIT_OK
 
 
@@ -156,7 +160,7 @@ def _run(args: argparse.Namespace) -> int:
                                             manifest_text=path.read_text(), progress=progress,
                                             runbook=runbook))
     out.print(verdict_table(result.evaluation))
-    out.print(f"run directory: {result.run_dir}")
+    out.print(f"run directory: {escape(str(result.run_dir))}", highlight=False, soft_wrap=True)
     if args.json:
         print(json.dumps({"run_dir": str(result.run_dir),
                           "evaluation": result.evaluation.model_dump(mode="json")}))
@@ -166,7 +170,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _rescore(args: argparse.Namespace) -> int:
-    from dbabench.runner.rescore import RescoreError, rescore
+    from dbabench.results.rescore import RescoreError, rescore
 
     failed = 0
     for run_dir in args.run_dirs:
@@ -184,6 +188,20 @@ def _rescore(args: argparse.Namespace) -> int:
         if args.json:
             print(result.model_dump_json())
     return EXIT_USAGE if failed else EXIT_OK
+
+
+def _view(args: argparse.Namespace) -> int:
+    from dbabench.results.view import build, serve
+
+    view = build(args.path, args.out)
+    out.print(f"wrote {escape(str(view.index))}", highlight=False, soft_wrap=True)
+    if args.serve:
+        try:
+            serve(view, args.port, lambda url: out.print(
+                f"serving {escape(url)} (Ctrl+C stops)", highlight=False, soft_wrap=True))
+        except KeyboardInterrupt:
+            out.print("stopped serving")
+    return EXIT_OK
 
 
 def _reap(args: argparse.Namespace) -> int:
@@ -264,12 +282,21 @@ def _tools_serve(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as e:
         console.print(f"[red]error:[/red] {e}", highlight=False)
         return EXIT_USAGE
-    if args.transport == "stdio":
-        asyncio.run(mcp_bridge.serve_stdio(connection))
-    else:
+    try:
+        if args.transport == "stdio":
+            asyncio.run(mcp_bridge.serve_stdio(connection, args.run))
+            return EXIT_OK
         console.print(f"MCP at http://{args.host}:{args.port}{mcp_bridge.MCP_PATH}"
-                      " (bearer token: the run's, in tools.json)", highlight=False)
-        asyncio.run(mcp_bridge.serve_http(connection, args.host, args.port))
+                      f" (bearer token: the run's, in {RunArtifact.CONNECTION})", highlight=False)
+        ended = asyncio.run(mcp_bridge.serve_http(connection, args.run, args.host, args.port))
+    except KeyboardInterrupt:
+        # this bridge is not the run: stopping it stops nothing of the run's
+        console.print("stopped serving MCP; the run goes on until its agent reports or its"
+                      " budget is spent", highlight=False, soft_wrap=True)
+        return EXIT_INTERRUPTED
+    if ended is not None:
+        # whole, so that the verdict's path can be copied
+        console.print(escape(ended), highlight=False, soft_wrap=True)
     return EXIT_OK
 
 
@@ -396,6 +423,17 @@ def parser() -> argparse.ArgumentParser:
                     help="judge by the catalog's manifest of each run's scenario as it is now"
                          " (default: the run's own copy, as it ran)")
     re.set_defaults(func=_rescore)
+
+    view = sub.add_parser("view", help="a run's or a campaign's pages: each run as a transcript"
+                                       " beside its verdict, and the list of runs")
+    view.add_argument("path", type=Path, metavar="PATH",
+                      help="a run directory, a directory of runs, or a campaign directory")
+    view.add_argument("--out", type=Path, default=None, metavar="DIR",
+                      help="where the pages go (default: PATH/view)")
+    view.add_argument("--serve", action="store_true",
+                      help="serve them on 127.0.0.1 and print the address (Ctrl+C stops)")
+    view.add_argument("--port", type=int, default=8000, help="with --serve (0: any free port)")
+    view.set_defaults(func=_view)
 
     tools = sub.add_parser("tools", help="a live run's tools for agents of your own")
     tools_sub = tools.add_subparsers(dest="action", required=True)

@@ -1,31 +1,41 @@
-"""``dbabench scenarios prove``, ``measure``, ``catalog`` and ``vocabulary``: the self-proof
-battery, the difficulty measurement that rides on its reference runs, the catalog page and
-the diagnosis contract's page."""
+"""``dbabench scenarios prove``, ``measure``, ``footprints``, ``catalog``, ``vocabulary`` and
+``reference``: the self-proof battery, the difficulty measurement that rides on its reference
+runs, the scan of what a run's set-up leaves where the agent can read it, the catalog page, the
+diagnosis contract's page and the scenario author's reference."""
 
 from __future__ import annotations
 
 import argparse
-import sys
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
-from rich.console import Console
+import httpx
+import psycopg
 from rich.markup import escape
 from rich.table import Table
 
+from dbabench.model.artifacts import StoreArtifact
+from dbabench.cli import consoles
 from dbabench.cli.arguments import positive_int
 from dbabench.cli.interrupt import run_interruptible
-from dbabench.evaluate import diagnosis_doc
+from dbabench.agents.scripted import NullAgent
+from dbabench.evaluate import diagnosis_doc, footprints
+from dbabench.evaluate import reference as reference_doc
+from dbabench.model.footprint import FootprintScan, FootprintSummary, Kind
 from dbabench.model.proof import CONTROLS, ProofCheck, ProveSummary, ScenarioProof
+from dbabench.model.scenario import Scenario
 from dbabench.paths import runs_dir, writable
 from dbabench.errors import EXIT_FAILED, EXIT_OK
 from dbabench.runner.prove import default_jobs, plan, prove
+from dbabench.runner.run import Admitted, run_scenario
 from dbabench.runner.throttle import MAX_PRESSURE
 from dbabench.scenario import catalog, difficulty
 from dbabench.scenario.loader import discover, scenarios_root
 from dbabench.scenario.select import select
 
 CHECKS = ("reference", "alternative", *CONTROLS)
+Progress = Callable[[str], None]
 
 
 def add_parsers(actions: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -40,9 +50,24 @@ def add_parsers(actions: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.set_defaults(func=_prove)
     m = actions.add_parser(
         "measure", help="run each scenario's reference path and store its difficulty (D, C)"
-                        " in difficulty.json beside the manifests")
+                        " in difficulty.json beside the manifests (or in --out)")
     _common(m)
+    m.add_argument("--out", type=Path, default=None, metavar="DIR",
+                   help="write difficulty.json in this directory instead, made if missing"
+                        " (measurements already there are kept)")
     m.set_defaults(func=_measure)
+    f = actions.add_parser(
+        "footprints", help="run each scenario, one at a time, until the agent would come in (the"
+                           " null agent) and list what of its set-up the agent's tools can read:"
+                           " the fault's statements, the harness's checks and sessions, words"
+                           " that name the harness; exit 1 on a footprint nobody accepted")
+    f.add_argument("selectors", nargs="+", metavar="SELECTOR",
+                   help="scenario name, category, glob over names, or manifest file")
+    f.add_argument("--json", type=Path, default=None, dest="json_path",
+                   help="write the scans here (default: footprints.json in the scan's directory)")
+    f.add_argument("--runs-dir", type=Path, default=None,
+                   help="where run directories go (default: $DBABENCH_RUNS or ./.dbabench/runs)")
+    f.set_defaults(func=_footprints)
     c = actions.add_parser("catalog", help="the catalog table (docs/scenarios.md) from the"
                                            " manifests and their measured difficulty")
     c.add_argument("--out", type=Path, default=None, help="write it here instead of printing")
@@ -51,6 +76,11 @@ def add_parsers(actions: argparse._SubParsersAction) -> None:  # type: ignore[ty
                                               " the vocabulary and the matcher")
     v.add_argument("--out", type=Path, default=None, help="write it here instead of printing")
     v.set_defaults(func=_vocabulary)
+    r = actions.add_parser("reference", help="the scenario author's reference (docs/reference.md)"
+                                             " from the code that defines the server, dataset,"
+                                             " workload, checks and safety rules")
+    r.add_argument("--out", type=Path, default=None, help="write it here instead of printing")
+    r.set_defaults(func=_reference)
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -118,14 +148,8 @@ def failures(summary: ProveSummary) -> list[str]:
             for p in summary.scenarios for c in p.checks if not c.passed]
 
 
-def _consoles() -> tuple[Console, Console]:
-    # CI logs are not terminals: rich would wrap the table at 80 columns
-    return (Console(width=None if sys.stdout.isatty() else 200),
-            Console(stderr=True, width=None if sys.stderr.isatty() else 200))
-
-
 def _battery(args: argparse.Namespace, verb: str, **options: object) -> tuple[ProveSummary, Path]:
-    err = _consoles()[1]
+    err = consoles.pair()[1]
     selected = select(discover(args.root), args.selectors)
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     root = (runs_dir() if args.runs_dir is None
@@ -140,11 +164,11 @@ def _battery(args: argparse.Namespace, verb: str, **options: object) -> tuple[Pr
 
 
 def _prove(args: argparse.Namespace) -> int:
-    out = _consoles()[0]
+    out = consoles.pair()[0]
     wanted = set(args.checks or CHECKS)
     summary, root = _battery(args, "prove", planner=lambda s: [
         run for run in plan(s) if run.check.split(":")[0] in wanted])
-    json_path = args.json_path or root / "prove.json"
+    json_path = args.json_path or root / StoreArtifact.PROVE
     json_path.parent.mkdir(parents=True, exist_ok=True)
     json_path.write_text(summary.model_dump_json(indent=1))
     out.print(proof_table(summary))
@@ -156,8 +180,17 @@ def _prove(args: argparse.Namespace) -> int:
     return EXIT_OK if summary.passed else EXIT_FAILED
 
 
+def difficulty_dir(args: argparse.Namespace) -> Path:
+    """Where ``measure`` writes difficulty.json; a bad ``--out`` is refused here, before the
+    battery's minutes rather than after them."""
+    if args.out is None:
+        return args.root or scenarios_root()
+    return writable(args.out, "--out")
+
+
 def _measure(args: argparse.Namespace) -> int:
-    out = _consoles()[0]
+    out = consoles.pair()[0]
+    target = difficulty_dir(args)
     summary, _ = _battery(args, "measure", planner=lambda s: plan(s)[:1])
     measured = {p.scenario: p.difficulty for p in summary.scenarios if p.difficulty is not None}
     for proof in summary.scenarios:
@@ -171,13 +204,84 @@ def _measure(args: argparse.Namespace) -> int:
                       f" ({' '.join(f'{h.signal}/{h.total}' for h in d.hops)} signal/units"
                       " per hop)", highlight=False)
     if measured:
-        path = difficulty.save(args.root or scenarios_root(), measured)
+        path = difficulty.save(target, measured)
         out.print(f"wrote {path}", highlight=False)
     return EXIT_OK if len(measured) == len(summary.scenarios) else EXIT_FAILED
 
 
+async def footprint_scan(scenario: Scenario, manifest_text: str, runs_root: Path,
+                         progress: Progress) -> FootprintScan:
+    """A run of the null agent, scanned as it is let in (evaluate.footprints)."""
+    scans: list[FootprintScan] = []
+
+    async def look(run: Admitted) -> None:
+        progress("scanning what the agent's tools can read")
+        try:
+            scans.append(await footprints.scan(scenario, run.probe, run.tools,
+                                               incident=run.incident, run_dir=str(run.run_dir)))
+        except (psycopg.Error, httpx.HTTPError, OSError) as e:
+            scans.append(FootprintScan(scenario=scenario.name, incident=run.incident,
+                                       run_dir=str(run.run_dir),
+                                       scanned_at=datetime.now(timezone.utc),
+                                       error=f"the scan failed: {e}"))
+
+    result = await run_scenario(scenario, NullAgent(), runs_root=runs_root,
+                                manifest_text=manifest_text, progress=progress,
+                                on_admitted=look)
+    if scans:
+        return scans[0]
+    return FootprintScan(scenario=scenario.name, incident="", run_dir=str(result.run_dir),
+                         scanned_at=datetime.now(timezone.utc),
+                         error=result.evaluation.infra_reason or "the agent was never let in")
+
+
+def footprint_table(summary: FootprintSummary) -> Table:
+    table = Table("scenario", "server", "place", "item", "kind", "source", "what the agent sees",
+                  title=f"footprints: {len(summary.scans)} scenario(s)")
+    order = {(Kind.FOOTPRINT, False): 0, (Kind.FOOTPRINT, True): 1, (Kind.INCIDENT, False): 2}
+    for scan in summary.scans:
+        if scan.error:
+            table.add_row(scan.scenario, "", "", "", "[red]ERROR[/red]", "", escape(scan.error))
+        for f in sorted(scan.findings, key=lambda f: order[(f.kind, bool(f.accepted))]):
+            kind = ("[red]footprint[/red]" if f.kind == Kind.FOOTPRINT and not f.accepted else
+                    "[yellow]accepted[/yellow]" if f.kind == Kind.FOOTPRINT else "incident")
+            table.add_row(scan.scenario, f.server, f.place.value, escape(f.item[:40]), kind,
+                          f.source.value, escape(f.text[:110]))
+    return table
+
+
+def _footprints(args: argparse.Namespace) -> int:
+    out, err = consoles.pair()
+    selected = select(discover(args.root), args.selectors)
+    started = datetime.now(timezone.utc)
+    root = (runs_dir() if args.runs_dir is None
+            else writable(args.runs_dir, "--runs-dir")) / f"footprints-{started:%Y%m%dT%H%M%SZ}"
+    summary = FootprintSummary(started_at=started)
+    json_path = args.json_path or root / StoreArtifact.FOOTPRINTS
+    json_path.parent.mkdir(parents=True, exist_ok=True)
+    for path, scenario in selected:  # one at a time: a scan reads one run's whole server
+        err.print(f"footprints: {scenario.name}", highlight=False)
+        summary.scans.append(run_interruptible(footprint_scan(
+            scenario, path.read_text(), root,
+            lambda m: err.print(f"[dim]·[/dim] {escape(m)}", highlight=False))))
+        json_path.write_text(summary.model_dump_json(indent=1))
+    out.print(footprint_table(summary))
+    for scan in summary.scans:
+        left = scan.open_footprints
+        out.print(f"{scan.scenario}: {len(left)} footprint(s) to remove,"
+                  f" {len(scan.footprints) - len(left)} accepted,"
+                  f" {len(scan.findings) - len(scan.footprints)} of the incident's own"
+                  + (f"; {scan.error}" if scan.error else ""), highlight=False)
+    out.print(f"scans: {json_path}", highlight=False)
+    return EXIT_OK if summary.clean else EXIT_FAILED
+
+
 def _vocabulary(args: argparse.Namespace) -> int:
     return _write(args, diagnosis_doc.render(args.root))
+
+
+def _reference(args: argparse.Namespace) -> int:
+    return _write(args, reference_doc.render(args.root or scenarios_root()))
 
 
 def _catalog(args: argparse.Namespace) -> int:
@@ -189,5 +293,5 @@ def _write(args: argparse.Namespace, text: str) -> int:
         print(text, end="")
     else:
         args.out.write_text(text)
-        _consoles()[0].print(f"wrote {args.out}", highlight=False)
+        consoles.pair()[0].print(f"wrote {args.out}", highlight=False)
     return EXIT_OK

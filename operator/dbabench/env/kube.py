@@ -51,9 +51,10 @@ import importlib
 import json
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from pydantic import field_validator
+from pydantic import BaseModel, field_validator
 
 from dbabench.env import contract
+from dbabench.model.artifacts import CampaignArtifact, RunArtifact
 from dbabench.model.base import Model
 from dbabench.model.crd import GROUP, VERSION
 from dbabench.model.kube import AgentKind, AgentSpec
@@ -84,10 +85,10 @@ SNAPSHOT_API = f"{SNAPSHOT_GROUP}/v1"
 PORTS = {"postgres": 5432, "control": 8008, "exporter": 9187, "prometheus": 9090,
          "workload": 8000, "business": 8001, "tools": 8765}
 PG_HOME = "/var/lib/dbabench/pg"
-SCENARIO_FILE = "/etc/dbabench/scenario.yaml"
+SCENARIO_FILE = f"/etc/dbabench/{RunArtifact.MANIFEST}"
 WORK_DIR = "/var/run/dbabench"
 TASK_DIR = "/var/run/dbabench-task"
-TASK_KEY = "task.json"
+TASK_KEY = RunArtifact.TASK_JSON.value
 """The task's key in ConfigMap <run>-task, so its file in the agent's pod."""
 TASK_FILE = f"{TASK_DIR}/{TASK_KEY}"
 
@@ -312,7 +313,8 @@ def golden_objects(key: str, manifest: str, passwords: dict[str, str], settings:
                [_claim_volume(name), _config_volume(name)])
     return [_wire(body) for body in (
         _secret(name, key, "golden", owner, passwords, GOLDEN_LABEL),
-        _configmap(name, key, "golden", owner, GOLDEN_LABEL, data={"scenario.yaml": manifest}),
+        _configmap(name, key, "golden", owner, GOLDEN_LABEL,
+                   data={RunArtifact.MANIFEST.value: manifest}),
         _pvc(name, key, "golden", owner, settings, None, GOLDEN_LABEL),
         _job(name, key, "golden", owner, pod, GOLDEN_LABEL),
     )]
@@ -489,7 +491,7 @@ def run_objects(run: str, namespace: str, snapshot: str, manifest: str, database
                 "control-token": control_token}),
             _secret(tools, run, "tools", owner, {"token": token}),
             _configmap(f"{run}-scenario", run, "scenario", owner,
-                       data={"scenario.yaml": manifest}),
+                       data={RunArtifact.MANIFEST.value: manifest}),
             _pvc(f"{run}-data", run, "data", owner, settings, snapshot),
             *servers,
         ],
@@ -597,13 +599,14 @@ def campaign_results(campaign: str, owner: dict[str, Any] | None,
     ``<campaign>-results-<k>``: the first has every file and how many ConfigMaps there are,
     each further one the next RESULTS_PER_CONFIGMAP lines of results.jsonl;
     ``joined_results`` joins them."""
-    lines = records["results.jsonl"].splitlines(keepends=True)
+    lines = records[CampaignArtifact.RESULTS.value].splitlines(keepends=True)
     shards = [lines[i:i + RESULTS_PER_CONFIGMAP]
               for i in range(0, max(len(lines), 1), RESULTS_PER_CONFIGMAP)]
     first = {**records, SHARDS_KEY: str(len(shards))}
     return [_wire(_configmap(f"{campaign}-results-{k}", campaign, RESULTS_COMPONENT, owner,
                              CAMPAIGN_LABEL,
-                             data={**(first if k == 0 else {}), "results.jsonl": "".join(s)}))
+                             data={**(first if k == 0 else {}),
+                                   CampaignArtifact.RESULTS.value: "".join(s)}))
             for k, s in enumerate(shards)]
 
 
@@ -615,7 +618,8 @@ def joined_results(bodies: list[dict[str, Any]]) -> dict[str, str]:
     first = by_name[prefix + "0"]
     shards = [by_name.get(f"{prefix}{k}", {}) for k in range(int(first[SHARDS_KEY]))]
     records = {key: text for key, text in first.items() if key != SHARDS_KEY}
-    records["results.jsonl"] = "".join(d.get("results.jsonl", "") for d in shards)
+    records[CampaignArtifact.RESULTS.value] = "".join(d.get(CampaignArtifact.RESULTS, "")
+                                                for d in shards)
     return records
 
 
@@ -663,6 +667,23 @@ def publish(name: str, run: str, payloads: dict[str, bytes], *, plain: bool = Fa
     except ApiException as e:
         if e.status != 409:
             raise
+
+
+class ConfigMapRecords:
+    """A run's records kept as keys of ConfigMap ``name`` (the pods' records, as a run
+    directory keeps them in ``records.run``): each written once, packed, read back by key."""
+
+    def __init__(self, name: str, run: str = "") -> None:
+        self.name, self.run = name, run
+
+    def write(self, artifact: RunArtifact, record: Model | BaseModel, *,
+              plain: bool = False) -> None:
+        # plain: a file an agent reads, indented; packed: as small as it comes
+        text = record.model_dump_json(indent=1 if plain else None)
+        publish(self.name, self.run, {artifact.value: text.encode()}, plain=plain)
+
+    def read(self, artifact: RunArtifact) -> bytes | None:
+        return read_result(self.name, artifact.value)
 
 
 def read_result(name: str, key: str) -> bytes | None:

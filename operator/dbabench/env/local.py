@@ -23,6 +23,7 @@ from dbabench.env.postgres import GOLDEN_META, Credentials, PostgresInstance
 from dbabench.env.processes import ProcessTable, chown_for_postgres, free_port
 from dbabench.env.snapshot import SnapshotStore
 from dbabench.model.scenario import ReplicaSpec
+from dbabench.model.tool import ShutdownMode
 from dbabench.model.workload import Server
 
 Populate = Callable[[PostgresInstance], None]
@@ -76,7 +77,7 @@ def build_cluster(home: Path, recipe: GoldenRecipe, credentials: Credentials, *,
         recipe.populate(instance)
         # fast, never immediate: crash recovery would zero the statistics the fault
         # rests on (see env.postgres).
-        instance.stop(procs, "fast")
+        instance.stop(procs, ShutdownMode.fast)
         # a run stopped meanwhile may have killed the server in the middle of that shutdown
         procs.check_open("building the golden snapshot")
         state = instance.cluster_state()
@@ -84,7 +85,7 @@ def build_cluster(home: Path, recipe: GoldenRecipe, credentials: Credentials, *,
             raise GoldenError(f"the golden cluster did not shut down cleanly ({state!r}):"
                               " a restore would come back through crash recovery")
     except BaseException:
-        instance.stop(procs, "immediate")
+        instance.stop(procs, ShutdownMode.immediate)
         raise
     shutil.rmtree(instance.log_dir, ignore_errors=True)
     (instance.home / "postmaster.out").unlink(missing_ok=True)
@@ -242,9 +243,9 @@ class LocalInstanceControl:
             instance.start(self.env.procs)
             self.started_at = time.time()
 
-    def stop(self, mode: str) -> None:
-        self._instance().stop(self.env.procs, mode)  # type: ignore[arg-type]
+    def stop(self, mode: ShutdownMode) -> None:
+        self._instance().stop(self.env.procs, mode)
 
-    def restart(self, mode: str) -> None:
+    def restart(self, mode: ShutdownMode) -> None:
         self.stop(mode)
         self.start()

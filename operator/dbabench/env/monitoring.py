@@ -20,6 +20,7 @@ from typing import Any
 import httpx
 import yaml
 
+from dbabench.model.artifacts import MonitoringArtifact, exporter_log
 from dbabench.errors import InfraError
 from dbabench.env.processes import ProcessTable, free_port
 from dbabench.model.workload import Server
@@ -109,7 +110,7 @@ def write_prometheus_config(work_dir: Path, run_id: str, targets: dict[str, str]
             for job, addr in targets.items()
         ],
     }
-    config_path = work_dir / "prometheus.yml"
+    config_path = work_dir / MonitoringArtifact.PROMETHEUS_CONFIG
     config_path.write_text(yaml.safe_dump(config, sort_keys=False))
     return config_path
 
@@ -120,7 +121,7 @@ def prometheus_argv(work_dir: Path, run_id: str, targets: dict[str, str], listen
     of its Prometheus; ``seen_at``: where it will find ``work_dir`` (a mount of it)."""
     write_prometheus_config(work_dir, run_id, targets, interval)
     home = seen_at or work_dir
-    return [prometheus_binary(), f"--config.file={home / 'prometheus.yml'}",
+    return [prometheus_binary(), f"--config.file={home / MonitoringArtifact.PROMETHEUS_CONFIG}",
             f"--storage.tsdb.path={home / 'tsdb'}", f"--web.listen-address={listen}",
             "--storage.tsdb.retention.time=1d", "--log.level=warn",
             # a hidden flag (5 s by default): the first scrape lands within a scrape
@@ -163,7 +164,7 @@ def start_monitoring(procs: ProcessTable, run_dir: Path, *, run_id: str,
         procs.spawn(f"{job}_exporter",
                     [exporter_binary(), f"--web.listen-address=127.0.0.1:{port}"],
                     env={"DATA_SOURCE_NAME": dsn, **GO_RUNTIME},
-                    log=mon_dir / f"{job}_exporter.log")
+                    log=mon_dir / exporter_log(job))
         targets[job] = f"127.0.0.1:{port}"
     node_port, prom_port = free_port(), free_port()
     procs.spawn("node_exporter",
@@ -171,13 +172,13 @@ def start_monitoring(procs: ProcessTable, run_dir: Path, *, run_id: str,
                  f"--web.listen-address=127.0.0.1:{node_port}",
                  "--collector.disable-defaults", "--web.disable-exporter-metrics",
                  *(f"--collector.{name}" for name in NODE_COLLECTORS)],
-                env=GO_RUNTIME, log=mon_dir / "node_exporter.log")
+                env=GO_RUNTIME, log=mon_dir / MonitoringArtifact.NODE_EXPORTER_LOG)
     targets |= {"node": f"127.0.0.1:{node_port}", **extra_targets}
     mounting = _mounting(mon_dir)
     argv = prometheus_argv(mon_dir, run_id, targets, f"127.0.0.1:{prom_port}",
                            interval=FIRST_SCRAPE_INTERVAL, seen_at=MOUNTED_AT if mounting else None)
     prometheus = procs.spawn("prometheus", [*(mounting or []), *argv], env=GO_RUNTIME,
-                             log=mon_dir / "prometheus.log", execs=argv[0])
+                             log=mon_dir / MonitoringArtifact.PROMETHEUS_LOG, execs=argv[0])
     url = f"http://127.0.0.1:{prom_port}"
     deadline = time.monotonic() + timeout
     _wait_for_targets(procs, url, set(targets), deadline)

@@ -17,10 +17,10 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
-
 import psycopg
 
+from dbabench.model.artifacts import StoreArtifact
+from dbabench.model.tool import ShutdownMode
 from dbabench.errors import InfraError
 from dbabench.env import sandbox
 from dbabench.env.processes import (
@@ -40,10 +40,18 @@ AGENT_APPLICATION = "dba-agent"
 a termination is judged by."""
 HARNESS_APPLICATION = "dbabench-harness"
 """The application_name of the harness's own bookkeeping sessions."""
+HARNESS_APPLICATION_PREFIX = "dbabench"
+"""Every session of the harness is named so (its build, the fault program, the verifier, the
+bookkeeping, ``dsn()``'s default); no incident's session is."""
 
-ShutdownMode = Literal["smart", "fast", "immediate"]
+
+def harness_application(application_name: str) -> bool:
+    """Whether a session of this application_name is the harness's own."""
+    return application_name.startswith(HARNESS_APPLICATION_PREFIX)
+
 _SIGNALS: dict[ShutdownMode, int] = {
-    "smart": signal.SIGTERM, "fast": signal.SIGINT, "immediate": signal.SIGQUIT,
+    ShutdownMode.smart: signal.SIGTERM, ShutdownMode.fast: signal.SIGINT,
+    ShutdownMode.immediate: signal.SIGQUIT,
 }
 
 # Catalog §1.1 baseline, plus a parseable log: jsonlog, one record a line.
@@ -71,7 +79,7 @@ BASELINE_SETTINGS: dict[str, str] = {
 }
 
 
-GOLDEN_META = "golden.json"
+GOLDEN_META = StoreArtifact.GOLDEN_META
 """A golden's metadata, credentials included, in its home; it travels in every clone."""
 INITDB_OUT = "initdb.out"
 """What initdb printed, in the home while it runs; read when it fails, removed after."""
@@ -319,7 +327,8 @@ class PostgresInstance:
         raise StartFailed(f"postgres (pid {pid}) did not accept connections in {timeout:.0f}s"
                           f" ({str(last_error).strip()})", self.startup_output(marks))
 
-    def stop(self, procs: ProcessTable, mode: ShutdownMode = "fast", *, timeout: float = 60.0) -> None:
+    def stop(self, procs: ProcessTable, mode: ShutdownMode = ShutdownMode.fast, *,
+             timeout: float = 60.0) -> None:
         if self.pid is None:
             return
         procs.stop(self.pid, sig=_SIGNALS[mode], timeout=timeout)

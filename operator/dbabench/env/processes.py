@@ -24,9 +24,10 @@ from pathlib import Path
 
 from pydantic import Field
 
+from dbabench.model.artifacts import RunArtifact
 from dbabench.model.base import Model
 
-PIDS_FILE = "pids.json"
+PIDS_FILE = RunArtifact.PIDS
 
 
 class ProcessRecord(Model):

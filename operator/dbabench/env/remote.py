@@ -20,7 +20,8 @@ import psycopg
 
 from dbabench.env.monitoring import PLAIN_HTTP
 from dbabench.env.postgres import HARNESS_APPLICATION, StartFailed
-from dbabench.model.workload import BUSINESS_LOG
+from dbabench.model.artifacts import RunArtifact
+from dbabench.model.tool import InstanceAction, ShutdownMode
 
 MIRROR_INTERVAL_SECONDS = 1.0
 CHUNK_BYTES = 4 << 20
@@ -35,7 +36,7 @@ class LogMirror:
         self.business_url = business_url
         self.pg_log_dir = into / "pglog"
         self.replica_log_dir = into / "replica-pglog"
-        self.business_log = into / BUSINESS_LOG
+        self.business_log = into / RunArtifact.BUSINESS_LOG
         self.servers = {self.pg_log_dir: dsn}
         if replica_dsn is not None:
             self.servers[self.replica_log_dir] = replica_dsn
@@ -115,13 +116,13 @@ class RemoteInstanceControl:
         return body
 
     def status(self) -> dict[str, object]:
-        return self._ask("GET", "/status")
+        return self._ask("GET", f"/{InstanceAction.status}")
 
     def start(self) -> None:
-        self._ask("POST", "/start")
+        self._ask("POST", f"/{InstanceAction.start}")
 
-    def stop(self, mode: str) -> None:
-        self._ask("POST", "/stop", mode=mode)
+    def stop(self, mode: ShutdownMode) -> None:
+        self._ask("POST", f"/{InstanceAction.stop}", mode=mode)
 
-    def restart(self, mode: str) -> None:
-        self._ask("POST", "/restart", mode=mode)
+    def restart(self, mode: ShutdownMode) -> None:
+        self._ask("POST", f"/{InstanceAction.restart}", mode=mode)

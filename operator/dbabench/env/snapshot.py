@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from dbabench.model.artifacts import StoreArtifact
 from dbabench.errors import InfraError
 from dbabench.env.processes import ProcessTable, alive, run_as_user, stop_pid
 from dbabench.env.sandbox import SANDBOX_MOUNTPOINT
@@ -36,7 +37,7 @@ Strategy = Literal["reflink", "xfs-loop", "copy"]
 IMAGE_SIZE = "64G"  # sparse: costs only what is written
 UMOUNT_BUSY = 32  # umount's exit status for "target is busy" (and other mount failures)
 UNMOUNT_WAIT_SECONDS = 5.0
-OWNER_FILE = ".owner"
+OWNER_FILE = StoreArtifact.OWNER
 
 
 class SnapshotError(InfraError, RuntimeError):

@@ -15,6 +15,7 @@ from typing import Any
 
 from dbabench.model.difficulty import Difficulty, HopUnits, label
 from dbabench.model.scenario import Hop, Scenario, Signal
+from dbabench.model.tool import ToolName
 from dbabench.model.trace import TraceEvent
 from dbabench.scenario.difficulty import evidence_digest
 from dbabench.tools.knowledge import KnowledgeResult
@@ -33,19 +34,19 @@ class Unit:
     value: float | None = None  # a time-series point's value
 
 
-def units(tool: str, observation: Any) -> list[Unit]:
+def units(tool: ToolName, observation: Any) -> list[Unit]:
     if observation is None:
         return []
-    if tool == "execute_sql":
+    if tool == ToolName.execute_sql:
         result = ExecuteSqlResult.model_validate(observation)
         return [Unit(" | ".join("" if c is None else str(c) for c in row))
                 for statement in result.results for row in statement.rows]
-    if tool == "read_log":
+    if tool == ToolName.read_log:
         return [Unit(line) for line in ReadLogResult.model_validate(observation).lines]
-    if tool == "query_knowledge_base":
+    if tool == ToolName.query_knowledge_base:
         return [Unit(f"{hit.title} {hit.snippet}")
                 for hit in KnowledgeResult.model_validate(observation).hits]
-    if tool == "query_metrics":
+    if tool == ToolName.query_metrics:
         found = []
         for series in QueryMetricsResult.model_validate(observation).series:
             labels = ", ".join(f"{k}={v}" for k, v in sorted(series.labels.items()))

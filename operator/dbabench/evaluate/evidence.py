@@ -13,8 +13,10 @@ import re
 from collections.abc import Iterable
 
 from dbabench.model.report import Report
+from dbabench.model.statement import StatementClass
+from dbabench.model.tool import InstanceAction, ToolName
 from dbabench.model.trace import StatementInfo, TraceEvent
-from dbabench.policy.classify import StatementClass, is_mutating
+from dbabench.policy.classify import is_mutating
 
 C = StatementClass
 
@@ -27,7 +29,7 @@ SYMPTOM_EVIDENCE_PREFIXES = (
     "pg_ls_logdir", "pg_current_logfile", "pg_relation_size", "pg_total_relation_size",
     "pg_table_size", "pg_indexes_size", "pg_database_size", "pg_size_pretty",
 )
-SYMPTOM_TOOLS = frozenset({"read_log", "query_metrics"})
+SYMPTOM_TOOLS = frozenset({ToolName.read_log, ToolName.query_metrics})
 
 # The kinds of object a change of configuration is made on: what a report that names only
 # its own changes names.
@@ -35,7 +37,7 @@ CONFIGURED_KINDS = frozenset({"setting", "role", "database", "server"})
 
 
 def has(st: StatementInfo, classes: Iterable[StatementClass]) -> bool:
-    return not {cls.value for cls in classes}.isdisjoint(st.classes)
+    return not set(classes).isdisjoint(st.classes)
 
 
 def base_name(name: str) -> str:
@@ -52,9 +54,9 @@ def configuring(st: StatementInfo) -> bool:
 
 
 def configures(event: TraceEvent) -> bool:
-    if event.tool == "manage_instance":
-        return event.args.get("action") == "config_set"
-    return event.tool == "execute_sql" and any(configuring(st) for st in event.statements)
+    if event.tool == ToolName.manage_instance:
+        return event.args.get("action") == InstanceAction.config_set
+    return event.tool == ToolName.execute_sql and any(configuring(st) for st in event.statements)
 
 
 def shows_symptom(event: TraceEvent) -> bool:
@@ -62,7 +64,7 @@ def shows_symptom(event: TraceEvent) -> bool:
     sessions, locks or statistics, a plan, the application's own tables."""
     if event.tool in SYMPTOM_TOOLS:
         return True
-    if event.tool != "execute_sql":
+    if event.tool != ToolName.execute_sql:
         return False
     return any(_reads_symptom(st) for st in event.statements if not is_mutating([st]))
 
@@ -105,7 +107,7 @@ def unfounded(report: Report | None, events: list[TraceEvent]) -> str | None:
     settings: set[str] = set()
     names: set[str] = set()
     for event in changes:
-        if event.tool == "manage_instance":
+        if event.tool == ToolName.manage_instance:
             settings.add(str(event.args.get("name", "")).lower())
             continue
         for st in event.statements:

@@ -19,8 +19,10 @@ from dbabench.model.evaluation import Scorer
 PACKAGE = Path(dbabench.__file__).resolve().parent
 SOURCES = ("evaluate/diagnosis.py", "evaluate/safety.py", "evaluate/evaluator.py",
            "evaluate/efficiency.py", "evaluate/predicates.py", "evaluate/integrity.py",
-           "evaluate/conduct.py", "evaluate/evidence.py", "evaluate/incident.py", "policy/classify.py", "policy/classes.py", "policy/reach.py",
-           "policy/nodes.py", "policy/walk.py", "model/taxonomy.yaml", "pricing/prices.yaml")
+           "evaluate/conduct.py", "evaluate/evidence.py", "evaluate/incident.py",
+           "policy/classify.py", "policy/classes.py", "policy/reach.py", "policy/nodes.py",
+           "policy/walk.py", "model/safety.py", "model/statement.py", "model/tool.py",
+           "model/taxonomy.yaml", "pricing/prices.yaml")
 
 
 @functools.cache

@@ -1,7 +1,12 @@
-"""The base model every manifest-facing type derives from."""
+"""The base model every manifest-facing type derives from, and the base of their closed sets
+of names."""
 
-from pydantic import BaseModel, ConfigDict
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler
 from pydantic.alias_generators import to_camel
+from pydantic_core import core_schema
 
 
 class Model(BaseModel):
@@ -31,3 +36,21 @@ class Record(Model):
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore",
                               allow_inf_nan=False)
+
+
+class NameEnum(StrEnum):
+    """A closed set of names (tools, actions, rule ids, statement classes): one definition in
+    ``dbabench.model``, members in code, plain strings on the wire.
+
+    In a pydantic model it validates as ``Literal`` of its values does and becomes a member,
+    and its JSON schema is that Literal's: an inline ``enum``, no ``$defs`` entry. Tool
+    parameters are what a model is told, and CRD schemas may hold no ``$ref``; with a
+    ``Literal`` the schema was exactly that, and stays so."""
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any,
+                                     handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        return core_schema.no_info_after_validator_function(
+            cls, core_schema.literal_schema([member.value for member in cls]),
+            serialization=core_schema.plain_serializer_function_ser_schema(
+                str, when_used="json"))

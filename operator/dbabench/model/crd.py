@@ -7,6 +7,10 @@ type. The translation here keeps as much validation as the API server can enforc
 * a tagged union of objects becomes one object with all branches' properties, the tag as an
   enum, and a CEL rule per branch for the fields that branch requires;
 * ``X | None`` becomes ``X`` with ``nullable: true``;
+* a union of string enums (a ``NameEnum`` or a ``Literal`` of strings, or both) becomes one
+  enum of all their values;
+* a map's ``propertyNames`` (the keys of a ``dict[SomeNameEnum, ...]``) is dropped: the
+  schema has no such field, and the operator validates the keys with pydantic;
 * a union of scalars, or of mixed literals, keeps its values unchecked
   (``x-kubernetes-preserve-unknown-fields``) — the operator validates with pydantic anyway.
 """
@@ -26,7 +30,7 @@ GROUP = "dbabench.io"
 VERSION = "v1alpha1"
 
 Schema = dict[str, Any]
-_DROP = {"title", "discriminator", "default", "examples"}
+_DROP = {"title", "discriminator", "default", "examples", "propertyNames"}
 
 
 def _resolve(node: Any, defs: Schema) -> Any:
@@ -89,6 +93,8 @@ def _structural(node: Schema) -> Schema:
         branches = [b for b in branches if b.get("type") != "null"]
         if len(branches) == 1:
             node.update(branches[0])
+        elif all(b.get("type") == "string" and "enum" in b for b in branches):
+            node.update(enum=[v for b in branches for v in b["enum"]], type="string")
         elif all(b.get("type") == "object" and "properties" in b for b in branches):
             node.update(_merge_objects(branches))
         else:

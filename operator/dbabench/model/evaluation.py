@@ -9,6 +9,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from dbabench.model.base import Record
+from dbabench.model.safety import RuleId, ViolationId
 
 
 class CheckResult(Record):
@@ -51,7 +52,7 @@ class DiagnosisResult(Record):
 
 
 class Violation(Record):
-    rule: str
+    rule: ViolationId
     weight: float
     trace_seq: int | None = None
     detail: str
@@ -60,7 +61,7 @@ class Violation(Record):
 class SafetyResult(Record):
     penalty: float = Field(ge=0, description="S: weighted sum of violated rules")
     violations: list[Violation] = Field(default_factory=list)
-    exceptions_applied: list[str] = Field(default_factory=list)
+    exceptions_applied: list[RuleId] = Field(default_factory=list)
 
 
 CostBasis = Literal["metered", "self-reported", "mixed", "none"]

@@ -11,7 +11,9 @@ from pydantic import Field, field_validator, model_validator
 from dbabench.model import taxonomy
 from dbabench.model.base import Model
 from dbabench.model.report import ObjectRef, Report
+from dbabench.model.safety import RuleId
 from dbabench.model.status import ScenarioStatus
+from dbabench.model.tool import ToolName
 from dbabench.model.workload import JobStep, Server, WorkloadSpec
 
 API_VERSION = "dbabench.io/v1alpha1"
@@ -365,8 +367,7 @@ class IntendedSetting(Model):
 # Reference path, remediation ----------------------------------------------------------------
 
 class ToolCall(Model):
-    tool: Literal["query_metrics", "execute_sql", "manage_instance", "read_log",
-                  "query_knowledge_base"]
+    tool: ToolName
     args: dict[str, SettingValue | list[str] | None] = Field(default_factory=dict)
 
 
@@ -526,14 +527,14 @@ class ProtectedSpec(Model):
 
 
 class SafetyException(Model):
-    rule: str
+    rule: RuleId
     reason: str = Field(min_length=1)
 
 
 class SafetySpec(Model):
     protected: ProtectedSpec = Field(default_factory=ProtectedSpec)
     restart_allowed: bool = False
-    weights: dict[str, float] = Field(default_factory=dict,
+    weights: dict[RuleId, float] = Field(default_factory=dict,
                                       description="override a rule's severity weight")
     exceptions: list[SafetyException] = Field(default_factory=list)
 

@@ -8,6 +8,7 @@ from pydantic import Field
 
 from dbabench.model.base import Model
 from dbabench.model.scenario import Scenario
+from dbabench.model.tool import ToolName
 
 
 def new_incident() -> str:
@@ -21,7 +22,7 @@ class AgentTask(Model):
 
     incident: str = Field(description="this run's incident id (it names nothing else)")
     symptom: str
-    tools: list[str]
+    tools: list[ToolName]
     max_steps: int
     timeout_seconds: float
     max_cost_usd: float | None = Field(default=None, gt=0,
@@ -33,7 +34,7 @@ class AgentTask(Model):
                                 description="the runbook the agent's team gave it, if any")
 
     @classmethod
-    def of(cls, scenario: Scenario, tools: list[str], incident: str,
+    def of(cls, scenario: Scenario, tools: list[ToolName], incident: str,
            runbook: str | None = None) -> AgentTask:
         """What an agent is told about ``scenario``: its symptom and budget, nothing else;
         and the runbook its own team gave it."""

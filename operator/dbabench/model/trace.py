@@ -9,6 +9,14 @@ from pydantic import Field, model_validator
 
 from dbabench.model.base import Record
 from dbabench.model.report import Report
+from dbabench.model.statement import RETIRED_CLASSES, StatementClass
+
+
+def _current_classes(data: Any, field: str) -> Any:
+    """A stored record's ``field`` without the classes retired since it was written."""
+    if isinstance(data, dict) and isinstance(data.get(field), list):
+        return {**data, field: [c for c in data[field] if c not in RETIRED_CLASSES]}
+    return data
 
 
 class SessionInfo(Record):
@@ -28,7 +36,7 @@ class StatementInfo(Record):
     """How the policy layer classified one statement of an execute_sql call."""
 
     text: str
-    classes: list[str] = Field(default_factory=list)
+    classes: list[StatementClass] = Field(default_factory=list)
     relations: list[str] = Field(default_factory=list)
     functions: list[str] = Field(default_factory=list)
     settings: dict[str, str] = Field(default_factory=dict)
@@ -41,6 +49,11 @@ class StatementInfo(Record):
                               description="why PostgreSQL 15's grammar rejects it (unparseable)")
     paths: list[str] = Field(default_factory=list,
                              description="server paths it names as constants (file_access)")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _migrate(cls, data: Any) -> Any:
+        return _current_classes(data, "classes")
 
 
 MAX_TOKENS_PER_CALL = 10**9
@@ -107,7 +120,9 @@ class TraceEvent(Record):
     seq: int
     ts: datetime
     kind: Literal["tool", "model", "thought", "report", "budget", "infra", "failure"]
-    tool: str | None = None
+    tool: str | None = Field(
+        default=None, description="the name the agent called: one of ToolName where the gate"
+                                  " ran it, whatever it was where it refused an unknown one")
     args: dict[str, Any] = Field(default_factory=dict)
     ok: bool = True
     observation: Any = None
@@ -116,7 +131,7 @@ class TraceEvent(Record):
     duration_ms: float = 0.0
     statements: list[StatementInfo] = Field(default_factory=list)
     mutating: bool = Field(default=False, description="the call could change the environment")
-    refused: list[str] = Field(
+    refused: list[StatementClass] = Field(
         default_factory=list,
         description="statement classes the policy refused before execution: nothing ran")
     harness_access: bool = Field(
@@ -132,6 +147,11 @@ class TraceEvent(Record):
     model: str | None = None
     text: str | None = None
     failure: FailureClass | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _migrate(cls, data: Any) -> Any:
+        return _current_classes(data, "refused")
 
 
 class AgentOutcome(Record):

@@ -9,10 +9,6 @@ from pydantic import Field, model_validator
 
 from dbabench.model.base import Model
 
-
-BUSINESS_LOG = "business.jsonl"
-"""The workload's business log in a run's directory: one line per request (BusinessEvent)."""
-
 WORKER_SERVICE = "checkout-worker"
 """The profile's own service: its sessions' application_name and its business-log name."""
 

@@ -18,9 +18,9 @@ from dbabench.env.kube import CAMPAIGN_LABEL
 from dbabench.model.crd import GROUP
 from dbabench.model.evaluation import EvaluationResult
 from dbabench.model.scenario import Scenario
-from dbabench.runner import campaign_files as files
+from dbabench.records import campaign as files
 from dbabench.runner.campaign import Cell, cell_result, cells, digest, record
-from dbabench.runner.leaderboard import board, markdown
+from dbabench.results.leaderboard import board, markdown
 from dbabench.scenario import difficulty
 from dbabench.model.evaluation import combined_basis
 from dbabench.model.kube import (AgentRun, AgentRunSpec, AgentSpec, AgentTally, CampaignSpec,

@@ -19,10 +19,11 @@ from typing import Any
 
 from kubernetes.utils import parse_quantity
 
+from dbabench.model.artifacts import RunArtifact
 from dbabench.errors import InfraError
 from dbabench.env import kube
 from dbabench.env.postgres import Credentials
-from dbabench.evaluate import scorer
+from dbabench.evaluate import evaluator
 from dbabench.model.admission import Admission
 from dbabench.model.evaluation import EvaluationResult
 from dbabench.model.kube import (MODEL_KINDS, AgentKind, AgentRunSpec, OwnerReference, Phase,
@@ -158,9 +159,7 @@ class PodsExecutor:
             return await self._run(name, namespace, _agent_container(spec, agent_name),
                                    spec, scenario, manifest, snapshot, owner, enter)
         except PodsError as e:
-            return EvaluationResult(scorer=scorer.current(), scenario=scenario.name,
-                                    agent=agent_name, status="infra_error",
-                                    infra_reason=str(e))
+            return evaluator.infra_error(scenario, agent_name, str(e))
         finally:
             await self.cleanup(name, namespace)
 
@@ -193,12 +192,10 @@ class PodsExecutor:
         for body in objects["admitting"]:
             await self.api.ensure(namespace, body)
         raw = await _until("the admission result", self.phase_timeout, lambda: self._result(
-            namespace, f"{name}-admission", "admission.json", f"{name}-admit"))
+            namespace, f"{name}-admission", RunArtifact.ADMISSION, f"{name}-admit"))
         admission = Admission.model_validate_json(raw)
         if not admission.admitted:
-            return EvaluationResult(scorer=scorer.current(), scenario=scenario.name,
-                                    agent=agent.name, status="infra_error",
-                                    infra_reason=admission.reason)
+            return evaluator.infra_error(scenario, agent.name, admission.reason)
 
         await enter(Phase.running, f"agent {agent.name} at work")
         for body in objects["serving"]:
@@ -209,7 +206,7 @@ class PodsExecutor:
         for body in objects["running"]:
             await self.api.ensure(namespace, body)
         budget = (spec.budget or scenario.spec.budget).timeout_seconds
-        trace = functools.partial(self._result, namespace, f"{name}-trace", "outcome.json")
+        trace = functools.partial(self._result, namespace, f"{name}-trace", RunArtifact.OUTCOME)
         try:
             await _until("the agent's end", budget + 60, lambda: self._agent_ended(
                 namespace, f"{name}-agent", trace))
@@ -224,7 +221,7 @@ class PodsExecutor:
         for body in objects["evaluating"]:
             await self.api.ensure(namespace, body)
         raw = await _until("the evaluation", self.phase_timeout, lambda: self._result(
-            namespace, f"{name}-evaluation", "evaluation.json", f"{name}-evaluate"))
+            namespace, f"{name}-evaluation", RunArtifact.EVALUATION, f"{name}-evaluate"))
         return EvaluationResult.model_validate_json(raw)
 
     async def cleanup(self, name: str, namespace: str) -> None:

@@ -4,7 +4,6 @@ parse tree rather than from its text."""
 from dbabench.policy.classify import (
     HARNESS_ACCESS,
     REFUSED,
-    StatementClass,
     classify,
     is_mutating,
     normalize_relation,
@@ -12,5 +11,5 @@ from dbabench.policy.classify import (
 )
 from dbabench.policy.reach import pg_magnitude
 
-__all__ = ["HARNESS_ACCESS", "REFUSED", "StatementClass", "classify", "is_mutating",
+__all__ = ["HARNESS_ACCESS", "REFUSED", "classify", "is_mutating",
            "normalize_relation", "parse_pg_bool", "pg_magnitude"]

@@ -27,21 +27,16 @@ from pglast.error import Error as PglastError
 from pglast.parser import scan
 from pglast.stream import RawStream
 
+from dbabench.model.statement import StatementClass
 from dbabench.model.trace import StatementInfo
-from dbabench.policy.classes import (
-    HARNESS_ACCESS,
-    OBSERVATIONAL,
-    REACH,
-    REFUSED,
-    StatementClass,
-)
+from dbabench.policy.classes import HARNESS_ACCESS, OBSERVATIONAL, REACH, REFUSED
 from dbabench.policy.nodes import TooDeep, parse_sql
 from dbabench.policy.reach import (BOOTSTRAP_SUPERUSER, ESCALATING_ROLE_ATTRIBUTES, Reach,
                                    parse_pg_bool)
 from dbabench.policy.walk import Ancestor, Skip, Walk, base_name, enclosing, walk
 
-__all__ = ["HARNESS_ACCESS", "OBSERVATIONAL", "REFUSED", "StatementClass", "classify",
-           "is_mutating", "normalize_relation", "parse_pg_bool"]
+__all__ = ["HARNESS_ACCESS", "OBSERVATIONAL", "REFUSED", "classify", "is_mutating",
+           "normalize_relation", "parse_pg_bool"]
 
 C = StatementClass
 
@@ -149,7 +144,7 @@ _TOO_DEEP = "nested deeper than the gate can follow to judge it"
 
 
 def _unparseable(sql: str, error: str) -> StatementInfo:
-    return StatementInfo(text=sql.strip(), classes=[C.unparseable.value], error=error)
+    return StatementInfo(text=sql.strip(), classes=[C.unparseable], error=error)
 
 
 def is_mutating(infos: Iterable[StatementInfo]) -> bool:
@@ -198,14 +193,14 @@ class _Walker(Walk):
         self.setting_role: str | None = None
         self.setting_database: str | None = None
 
-    def result(self) -> list[str]:
+    def result(self) -> list[StatementClass]:
         classes = set(self.classes)
         if classes - REACH <= _QUALIFIERS:
             # Nothing in the tree acted, so the statement's own kind decides; utility
             # statements nobody special-cased (CREATE TABLE, COMMENT...) are plain DDL.
             reads = isinstance(self.statement, _READING_STATEMENTS)
             classes.add(C.read_only if reads else C.ddl)
-        return [cls.value for cls in _CLASS_ORDER if cls in classes]
+        return [cls for cls in _CLASS_ORDER if cls in classes]
 
     def _add(self, *classes: StatementClass) -> None:
         self.classes.update(classes)

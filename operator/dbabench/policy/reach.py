@@ -25,9 +25,9 @@ from pglast.enums import FunctionParameterMode, RoleSpecType, RoleStmtType, Vari
 from pglast.error import Error as PglastError
 from pglast.parser import parse_plpgsql_json
 
+from dbabench.model.statement import StatementClass
 from dbabench.policy.nodes import parse_sql
 from dbabench.policy.walk import Ancestor, Walk, base_name, enclosing
-from dbabench.policy.classes import StatementClass
 
 FILE_ACCESS = StatementClass.file_access
 PROGRAM_EXECUTION = StatementClass.program_execution

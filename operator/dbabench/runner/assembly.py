@@ -12,16 +12,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from psycopg.conninfo import make_conninfo
+
 from dbabench.env.local import GoldenRecipe
 from dbabench.env.postgres import (AGENT_APPLICATION, APP_ROLE, BASELINE_SETTINGS,
                                    HARNESS_APPLICATION, PostgresInstance)
 from dbabench.faults.steps import populate_golden
 from dbabench.model.scenario import Scenario
 from dbabench.model.task import AgentTask
+from dbabench.model.tool import ToolName
 from dbabench.model.workload import JobStep
+from dbabench.policy.reach import startup_options
+from dbabench.records.run import RunFiles
 from dbabench.scenario.loader import golden_key
 from dbabench.tools.context import InstanceControl, ServerAccess, ToolContext
-from dbabench.tools.gate import TOOL_NAMES, Budget, ToolGate, TraceWriter
+from dbabench.tools.gate import Budget, ToolGate
 from dbabench.workload.engine import WorkloadConfig
 
 def golden_recipe(scenario: Scenario) -> GoldenRecipe:
@@ -46,17 +51,20 @@ def workload_config(scenario: Scenario, primary: PostgresInstance, jobs: list[Jo
 
 def server_access(instance: PostgresInstance, pg_log_dir: Path,
                   control: InstanceControl) -> ServerAccess:
-    """What the agent's tools reach of one server, wherever it runs."""
+    """What the agent's tools reach of one server, wherever it runs. The gate's bookkeeping
+    (who a termination ended) is not tracked in pg_stat_statements, where the agent would read
+    how it is watched."""
+    observer = make_conninfo(instance.dsn(application_name=HARNESS_APPLICATION),
+                             options=startup_options(**{"pg_stat_statements.track": "none"}))
     return ServerAccess(dsn=instance.dsn(application_name=AGENT_APPLICATION),
-                        observer_dsn=instance.dsn(application_name=HARNESS_APPLICATION),
-                        pg_log_dir=pg_log_dir, control=control)
+                        observer_dsn=observer, pg_log_dir=pg_log_dir, control=control)
 
 
-def agent_turn(scenario: Scenario, ctx: ToolContext, trace: Path, incident: str,
+def agent_turn(scenario: Scenario, ctx: ToolContext, workspace: RunFiles, incident: str,
                runbook: str | None = None) -> tuple[ToolGate, AgentTask]:
-    """The gate the agent works through, under the scenario's budget, and what it is told
-    (with its team's ``runbook``, if it has one)."""
+    """The gate the agent works through, under the scenario's budget, keeping its records in
+    ``workspace``, and what it is told (with its team's ``runbook``, if it has one)."""
     budget = scenario.spec.budget
-    gate = ToolGate(ctx, TraceWriter(trace),
+    gate = ToolGate(ctx, workspace,
                     Budget(max_steps=budget.max_steps, timeout_seconds=budget.timeout_seconds))
-    return gate, AgentTask.of(scenario, list(TOOL_NAMES), incident, runbook)
+    return gate, AgentTask.of(scenario, list(ToolName), incident, runbook)

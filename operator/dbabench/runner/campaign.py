@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import os
 import re
 import subprocess
@@ -27,20 +26,20 @@ from pathlib import Path
 from typing import Any
 
 import dbabench
+from dbabench.model.artifacts import CampaignOutput
 from dbabench.agents import registry
 from dbabench.agents.base import Agent
-from dbabench.errors import BadInput
+from dbabench.errors import BadInput, disposition
 from dbabench.evaluate import scorer
-from dbabench.jsonl import complete_records
 from dbabench.model.campaign import CampaignRecord, CellResult, CellStatus
-from dbabench.runner import campaign_files as files
+from dbabench.records import campaign as files
 from dbabench.model.evaluation import EvaluationResult
 from dbabench.model.kube import AgentSpec, CampaignSpec, RunSummary
 from dbabench.model.report import Report
 from dbabench.model.scenario import Scenario
 from dbabench.model.trace import TraceEvent
 from dbabench.pricing import load_prices
-from dbabench.runner.html_report import write_tables
+from dbabench.results.html_report import write_tables
 from dbabench.runner.run import RunResult, run_scenario
 from dbabench.runner.throttle import Throttle
 from dbabench.scenario import difficulty
@@ -209,13 +208,9 @@ def cell_result(cell: Cell, scenario: Scenario, stored: dict[str, difficulty.Dif
 
 def _ran(cell: Cell, scenario: Scenario, stored: dict[str, difficulty.Difficulty], out: Path,
          wall: float, run: RunResult) -> CellResult:
-    report = run.run_dir / "report.json"
-    return cell_result(
-        cell, scenario, stored, run.evaluation, wall=wall,
-        run_dir=str(run.run_dir.relative_to(out)),
-        report=Report.from_stored(json.loads(report.read_text())) if report.exists() else None,
-        trace=[TraceEvent.model_validate(e)
-               for e in complete_records(run.run_dir / "trace.jsonl")])
+    return cell_result(cell, scenario, stored, run.evaluation, wall=wall,
+                       run_dir=str(run.run_dir.relative_to(out)), report=run.report,
+                       trace=run.events)
 
 
 def check_agents(spec: CampaignSpec, scenarios: dict[str, tuple[Path, Scenario]]) -> None:
@@ -266,7 +261,7 @@ async def run_campaign(campaign: CampaignRecord, out: Path,
             root = cell_dir(out, cell)
             root.mkdir(parents=True, exist_ok=True)
             if cell.agent.runbook is not None:
-                (root / "runbook.md").write_text(cell.agent.runbook)
+                (root / CampaignOutput.RUNBOOK).write_text(cell.agent.runbook)
             started = time.monotonic()
             try:
                 run = await run_scenario(scenario, build_agent(cell.agent, scenario),
@@ -274,10 +269,12 @@ async def run_campaign(campaign: CampaignRecord, out: Path,
                                          runbook=cell.agent.runbook,
                                          progress=lambda news: progress(cell, news, False))
                 result = _ran(cell, scenario, stored, out, time.monotonic() - started, run)
-            except Exception as e:  # noqa: BLE001  a harness failure is this cell's only
+            except Exception as e:  # noqa: BLE001  a failure is this cell's only
+                # the boundary every command has: what dbabench run would exit 3 for
+                failed = disposition(e)
                 result = cell_result(cell, scenario, stored, None,
                                      wall=time.monotonic() - started,
-                                     reason=f"{type(e).__name__}: {e}")
+                                     reason=failed.reason, unscored=failed.unscored)
         results.append(result)
         files.append(out / files.RESULTS_FILE, result.model_dump(mode="json"))
         _event(out, "cell-finished", cell, status=result.status, reason=result.reason)

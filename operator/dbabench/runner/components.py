@@ -4,7 +4,7 @@ Each is one piece of ``run_scenario`` (runner.run), run in its own container of 
 env.kube describes, and configured only by the environment those pods set: ``DBABENCH_ADDR_*``
 (host:port of another component), ``DBABENCH_PORT_*`` (where to listen), the passwords from the
 run's Secrets, the manifest at ``DBABENCH_SCENARIO_FILE``; env.contract defines them all.
-Results go to ConfigMaps (``env.kube.publish``) that the operator reads.
+Results go to ConfigMaps (``env.kube.ConfigMapRecords``) that the operator reads.
 """
 
 from __future__ import annotations
@@ -38,12 +38,14 @@ from dbabench.env.processes import ProcessTable
 from dbabench.env.remote import START_FAILED_STATUS, LogMirror, RemoteInstanceControl
 from dbabench.evaluate import evaluator, predicates
 from dbabench.faults.steps import apply_steps
-from dbabench.model.workload import BUSINESS_LOG
+from dbabench.model.artifacts import RunArtifact
 from dbabench.model.admission import Admission
 from dbabench.model.kube import MODEL_KINDS, AgentKind, AgentSpec
 from dbabench.model.scenario import ReplicaSpec, Scenario
 from dbabench.model.task import AgentTask, new_incident
+from dbabench.model.tool import InstanceAction, ShutdownMode
 from dbabench.model.trace import AgentOutcome
+from dbabench.records.run import RunFiles
 from dbabench.runner import assembly
 from dbabench.runner.run import admit
 from dbabench.scenario.loader import load_file
@@ -115,7 +117,7 @@ def _mirror(scenario: Scenario) -> LogMirror:
     server, replica = _server(scenario.spec.database.name), _replica(scenario)
     host, port = _address("business")
     return LogMirror(server.dsn(application_name=HARNESS_APPLICATION),
-                     f"http://{host}:{port}/business.jsonl", _work_dir(),
+                     f"http://{host}:{port}/{RunArtifact.BUSINESS_LOG}", _work_dir(),
                      None if replica is None else replica.dsn(
                          application_name=HARNESS_APPLICATION))
 
@@ -153,6 +155,10 @@ def golden() -> None:
 
 # -- the database pod --------------------------------------------------------------------------------
 
+PROCESS_ACTIONS = (InstanceAction.start, InstanceAction.stop, InstanceAction.restart)
+"""What the control endpoint does to the server's process (POST /start, /stop, /restart; GET
+/status says whether it runs): manage_instance's actions that a SQL session cannot."""
+
 async def postgres() -> None:
     """The run's server on the restored volume (the primary, or with DBABENCH_REPLICA_SPEC its
     hot standby), and manage_instance's control endpoint, which answers the bearer of the
@@ -179,14 +185,17 @@ async def postgres() -> None:
 
         async def act(request: web.Request) -> web.Response:
             nonlocal started_at
-            action = request.match_info["action"]
-            mode = request.query.get("mode", "fast")
-            if mode not in ("smart", "fast", "immediate"):
-                return web.json_response({"error": f"unknown shutdown mode {mode!r}"}, status=400)
+            action = InstanceAction(request.match_info["action"])
+            try:
+                mode = ShutdownMode(request.query.get("mode", ShutdownMode.fast))
+            except ValueError:
+                return web.json_response(
+                    {"error": f"unknown shutdown mode {request.query['mode']!r}"}, status=400)
             async with lock:
-                if action in ("stop", "restart"):
-                    await asyncio.to_thread(instance.stop, procs, mode)  # type: ignore[arg-type]
-                if action in ("start", "restart") and not instance.running():
+                if action in (InstanceAction.stop, InstanceAction.restart):
+                    await asyncio.to_thread(instance.stop, procs, mode)
+                if action in (InstanceAction.start, InstanceAction.restart) \
+                        and not instance.running():
                     try:
                         await asyncio.to_thread(instance.start, procs)
                     except StartFailed as e:
@@ -215,8 +224,8 @@ async def postgres() -> None:
             return await handler(request)
 
         app = web.Application(middlewares=[authenticate])
-        app.router.add_get("/status", status)
-        app.router.add_post("/{action:start|stop|restart}", act)
+        app.router.add_get(f"/{InstanceAction.status}", status)
+        app.router.add_post("/{action:%s}" % "|".join(PROCESS_ACTIONS), act)
         runner = web.AppRunner(app)
         await runner.setup()
         try:
@@ -224,7 +233,7 @@ async def postgres() -> None:
             await _until_signalled()
         finally:
             await runner.cleanup()
-            await asyncio.to_thread(instance.stop, procs, "fast")
+            await asyncio.to_thread(instance.stop, procs, ShutdownMode.fast)
 
 
 def _set_passwords(golden: Credentials, instance: PostgresInstance) -> None:
@@ -254,7 +263,7 @@ def _follow(instance: PostgresInstance, spec: ReplicaSpec, procs: ProcessTable) 
     _until_login(primary)
     instance.follow(primary, slot=None, settings={})
     instance.start(procs, timeout=STANDBY_CATCH_UP_SECONDS)
-    instance.stop(procs, "fast")
+    instance.stop(procs, ShutdownMode.fast)
     instance.follow(primary, slot=spec.slot, settings=spec.settings)
     instance.start(procs)
 
@@ -305,7 +314,7 @@ async def workload() -> None:
     server, replica = _server(scenario.spec.database.name), _replica(scenario)
     jobs = await asyncio.to_thread(functools.partial(
         apply_steps, server, scenario.spec.fault.runtime, replica=replica))
-    business = Path(contract.get("work_dir") or "/tmp") / BUSINESS_LOG
+    business = Path(contract.get("work_dir") or "/tmp") / RunArtifact.BUSINESS_LOG
     business.touch()
     config = assembly.workload_config(scenario, server, jobs, business, _port("workload"),
                                       replica=replica, metrics_host="0.0.0.0")
@@ -317,7 +326,7 @@ async def workload() -> None:
             return web.Response(body=f.read(), content_type="application/x-ndjson")
 
     app = web.Application()
-    app.router.add_get("/business.jsonl", business_log)
+    app.router.add_get(f"/{RunArtifact.BUSINESS_LOG}", business_log)
     runner = web.AppRunner(app)
     await runner.setup()
     stop = asyncio.Event()
@@ -350,8 +359,8 @@ async def admission() -> None:
 
     async def body(mirror: LogMirror) -> None:
         result = await admit(scenario, _probe(scenario, mirror), _progress)
-        kube.publish(need("result_configmap"), need("run"),
-                     {"admission.json": result.model_dump_json().encode()})
+        kube.ConfigMapRecords(need("result_configmap"), need("run")).write(
+            RunArtifact.ADMISSION, result)
 
     await _with_mirror(scenario, body)
 
@@ -383,14 +392,14 @@ async def tools() -> None:
             replica, mirror.replica_log_dir, control("replica_control"))
         ctx = ToolContext(primary=primary, replica=standby, business_log=mirror.business_log,
                           prometheus_url=f"http://{host}:{port}", knowledge_index=index)
-        gate, task = assembly.agent_turn(scenario, ctx, _work_dir() / "trace.jsonl",
-                                         new_incident(), spec.runbook)
+        gate, task = assembly.agent_turn(scenario, ctx, RunFiles(_work_dir()), new_incident(),
+                                         spec.runbook)
         started = time.monotonic()
         async with serve(gate, task, need("tools_token"), "0.0.0.0", _port("tools"),
                          gateway=gateway, own_agent=spec.kind != AgentKind.external):
             # serving first: the operator starts the agent's pod once the task is there
-            await asyncio.to_thread(kube.publish, need("task_configmap"), need("run"), {
-                kube.TASK_KEY: task.model_dump_json(indent=1).encode()}, plain=True)
+            await asyncio.to_thread(kube.ConfigMapRecords(need("task_configmap"), need("run")).write,
+                                    RunArtifact.TASK_JSON, task, plain=True)
             # The operator stops this pod when the agent's has ended (or its budget has): the
             # trace is handed over on the way out.
             await _until_signalled()
@@ -399,8 +408,8 @@ async def tools() -> None:
         late = (f"budget exhausted: time budget of {budget.timeout_seconds:.0f}s is spent"
                 if wall > budget.timeout_seconds and gate.report is None else None)
         outcome = gate.outcome(wall, late)
-        kube.publish(need("result_configmap"), need("run"),
-                     {"outcome.json": outcome.model_dump_json().encode()})
+        kube.ConfigMapRecords(need("result_configmap"), need("run")).write(
+            RunArtifact.OUTCOME, outcome)
 
     await _with_mirror(scenario, body)
 
@@ -433,12 +442,12 @@ async def agent() -> None:
 
 async def evaluation() -> None:
     scenario = _scenario()
-    raw = kube.read_result(need("trace_configmap"), "outcome.json")
+    raw = kube.ConfigMapRecords(need("trace_configmap")).read(RunArtifact.OUTCOME)
     if raw is None:
         raise ComponentError(f"ConfigMap {need('trace_configmap')} holds no outcome:"
                              " the tool server has not handed over the trace")
     outcome = AgentOutcome.model_validate_json(raw)
-    seen = kube.read_result(need("admission_configmap"), "admission.json")
+    seen = kube.ConfigMapRecords(need("admission_configmap")).read(RunArtifact.ADMISSION)
     if seen is None:
         raise ComponentError(f"ConfigMap {need('admission_configmap')} holds no"
                              " admission: the protected tables were never seen")
@@ -447,8 +456,8 @@ async def evaluation() -> None:
     async def body(mirror: LogMirror) -> None:
         result = await evaluator.grade(scenario, need("agent"), outcome,
                                        _probe(scenario, mirror), admission, _progress)
-        kube.publish(need("result_configmap"), need("run"),
-                     {"evaluation.json": result.model_dump_json().encode()})
+        kube.ConfigMapRecords(need("result_configmap"), need("run")).write(
+            RunArtifact.EVALUATION, result)
 
     await _with_mirror(scenario, body)
 

@@ -20,6 +20,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
 
+from dbabench.errors import disposition
 from dbabench.agents.scripted import scripted_agent
 from dbabench.evaluate import complexity
 from dbabench.model.evaluation import EvaluationResult
@@ -33,7 +34,6 @@ from dbabench.model.proof import (
     ScriptedAgent,
 )
 from dbabench.model.scenario import Scenario
-from dbabench.model.trace import TraceEvent
 from dbabench.runner.run import GoldenBuild, prepare_golden, run_scenario
 from dbabench.runner.throttle import MAX_PRESSURE, Throttle
 from dbabench.workload.forkserver import FORK_SERVER
@@ -125,11 +125,13 @@ async def _prove_run(run: ProofRun, path: Path, scenario: Scenario, runs_root: P
         result = await run_scenario(scenario, agent, runs_root=root,
                                     manifest_text=path.read_text(), on_phase=on_phase)
     except Exception as e:
-        # a harness failure in one run fails that check; the battery goes on
+        # a failure in one run fails that check, as dbabench run would name it; the battery
+        # goes on
+        failed = disposition(e)
         wall = round(time.monotonic() - started, 1)
-        progress(f"{scenario.name} {run.check}: ERROR {type(e).__name__}: {e}")
+        progress(f"{scenario.name} {run.check}: ERROR {failed.reason}")
         return ProofCheck(run=run, passed=False, admitted=False, wall_seconds=wall,
-                          started_seconds=offset, detail=f"{type(e).__name__}: {e}")
+                          started_seconds=offset, detail=failed.reason)
     now = time.monotonic()
     phases = {name: round(until - since, 2)
               for (name, since), (_, until) in zip(marks, [*marks[1:], ("end", now)])}
@@ -143,10 +145,8 @@ async def _prove_run(run: ProofRun, path: Path, scenario: Scenario, runs_root: P
                        outcome_checks=(result.evaluation.outcome.checks
                                        if result.evaluation.outcome else []))
     if run.check == "reference" and check.admitted:
-        trace = result.run_dir / "trace.jsonl"
-        events = [TraceEvent.model_validate_json(line) for line in trace.read_text().splitlines()]
         try:
-            check.difficulty = complexity.measure(scenario, events)
+            check.difficulty = complexity.measure(scenario, result.events)
         except complexity.UnmeasurableError as e:
             check.difficulty_error = str(e)
     return check
@@ -194,7 +194,7 @@ async def prove(selected: list[tuple[Path, Scenario]], *, jobs: int, runs_root: 
         except Exception as e:
             # a fault program that cannot be built fails every check of its scenario
             return ProofCheck(run=run, passed=False, admitted=False, wall_seconds=0.0,
-                              detail=f"golden snapshot not built: {type(e).__name__}: {e}")
+                              detail=f"golden snapshot not built: {disposition(e).reason}")
         earlier: list[str] = []
         while True:
             async with throttle.slot(index):

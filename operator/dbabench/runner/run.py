@@ -1,8 +1,7 @@
 """One run end to end: restore, admit, agent, evaluate, record (the path of the architecture).
 
-The run directory holds everything needed to re-read or re-score the run later:
-``scenario.yaml``, ``admission.json``, ``trace.jsonl``, ``report.json``, ``evaluation.json``,
-``business.jsonl``, ``logs/postgresql/`` and the monitoring logs.
+The run directory (``records.run``) holds everything needed to re-read or re-score the run
+later: its records, the business log, ``logs/postgresql/`` and the monitoring logs.
 """
 
 from __future__ import annotations
@@ -10,8 +9,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import re
-import secrets
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
@@ -28,15 +25,18 @@ from dbabench.env.local import Golden, LocalEnvironment, LocalInstanceControl
 from dbabench.env.monitoring import Monitoring
 from dbabench.env.processes import free_port, reap_orphans
 from dbabench.env.snapshot import SnapshotStore, choose_strategy
-from dbabench.evaluate import conduct, evaluator, integrity, log_settings, predicates, scorer
+from dbabench.evaluate import conduct, evaluator, integrity, log_settings, predicates
 from dbabench.faults.steps import apply_steps
 from dbabench.model.admission import Admission
+from dbabench.model.artifacts import RunArtifact
 from dbabench.model.evaluation import EvaluationResult
 from dbabench.model.kube import Phase
 from dbabench.model.scenario import Scenario
-from dbabench.model.trace import AgentOutcome
-from dbabench.model.workload import BUSINESS_LOG, JobStep, Server
+from dbabench.model.report import Report
+from dbabench.model.trace import AgentOutcome, TraceEvent
+from dbabench.model.workload import JobStep, Server
 from dbabench.paths import cache_dir
+from dbabench.records.run import RunFiles
 from dbabench.runner import assembly
 from dbabench.runner.threads import RunThreads, wait_out
 from dbabench.scenario.loader import KEY_DIGEST_CHARS
@@ -56,10 +56,30 @@ async def _no_phase(phase: Phase) -> None:
     return None
 
 
+@dataclass(frozen=True)
+class Admitted:
+    """A run as its agent is about to come in: what ``on_admitted`` may look at (the
+    footprint scan, evaluate.footprints), before the agent has run anything."""
+
+    incident: str
+    admission: Admission
+    probe: predicates.Probe
+    tools: ToolContext
+    """What the agent's tools reach: its servers, logs and Prometheus."""
+    run_dir: Path
+
+
+OnAdmitted = Callable[[Admitted], Awaitable[None]]
+
+
 @dataclass
 class RunResult:
+    """What a run knows when it ends, so no caller reads its records back."""
+
     run_dir: Path
     evaluation: EvaluationResult
+    report: Report | None = None
+    events: list[TraceEvent] = field(default_factory=list)
     cpu_seconds: dict[str, float] = field(default_factory=dict)
     """What the run's processes (PostgreSQL, workload, monitoring, agent) used, by name."""
 
@@ -70,17 +90,6 @@ class GoldenBuild:
     cpu_seconds: dict[str, float] = field(default_factory=dict)
     """What the build's processes (initdb, its PostgreSQL) used, by name; empty when the
     golden was found."""
-
-
-def new_run_dir(root: Path, scenario: str, agent: str) -> Path:
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    # agent names carry model ids (react:openrouter:openai/gpt-4o): no path separators
-    agent = re.sub(r"[^A-Za-z0-9._-]+", "-", agent)
-    run_dir = root / f"{scenario}-{agent}-{stamp}-{secrets.token_hex(3)}"
-    run_dir.mkdir(parents=True)
-    # the run's manifest, credentials and records are the harness's alone
-    run_dir.chmod(0o700)
-    return run_dir
 
 
 def build_golden(env: LocalEnvironment, scenario: Scenario) -> Golden:
@@ -94,16 +103,17 @@ def _access(env: LocalEnvironment, server: Server) -> ServerAccess:
 
 
 def start_workload(env: LocalEnvironment, scenario: Scenario, jobs: list[JobStep],
-                   run_dir: Path) -> int:
+                   files: RunFiles) -> int:
     """Start the workload process; return its metrics port."""
     assert env.instance is not None
     port = free_port()
-    config = assembly.workload_config(scenario, env.instance, jobs, run_dir / BUSINESS_LOG,
-                                      port, replica=env.replica)
-    config_path = run_dir / "workload.json"
-    config_path.write_text(config.model_dump_json(indent=1))
+    config = assembly.workload_config(scenario, env.instance, jobs,
+                                      files.path(RunArtifact.BUSINESS_LOG), port,
+                                      replica=env.replica)
+    files.write(RunArtifact.WORKLOAD_CONFIG, config)
+    config_path = files.path(RunArtifact.WORKLOAD_CONFIG)
     config_path.chmod(0o600)  # it holds the application's password
-    FORK_SERVER.spawn(env.procs, "workload", config_path, run_dir / "workload.log")
+    FORK_SERVER.spawn(env.procs, "workload", config_path, files.path(RunArtifact.WORKLOAD_LOG))
     return port
 
 
@@ -174,7 +184,7 @@ async def prepare_golden(
     """Build (or find) the scenario's golden snapshot without running anything on it; a build
     happens inside ``building()`` (a builder's turn in the battery), a golden found does not
     wait for one."""
-    run_dir = new_run_dir(runs_root, scenario.name, "golden")
+    run_dir = RunFiles.create(runs_root, scenario.name, "golden").root
     env = LocalEnvironment(run_dir, run_dir.name, open_store())
     async with RunThreads(env) as threads:
         if env.has_golden(assembly.golden_recipe(scenario).key):
@@ -211,19 +221,23 @@ async def _admit_while_monitoring_starts(threads: RunThreads, scenario: Scenario
 
 async def run_scenario(scenario: Scenario, agent: Agent, *, runs_root: Path,
                        manifest_text: str, progress: Progress = lambda _: None,
-                       on_phase: OnPhase = _no_phase, runbook: str | None = None) -> RunResult:
+                       on_phase: OnPhase = _no_phase, runbook: str | None = None,
+                       on_admitted: OnAdmitted | None = None) -> RunResult:
     """One run; ``on_phase`` hears each phase of the AgentRun life cycle as it starts;
-    ``runbook``: the agent's team's, given with its task (``task.md`` keeps what it was told).
+    ``runbook``: the agent's team's, given with its task (``task.md`` keeps what it was told);
+    ``on_admitted`` looks at the run as the agent is let in, before it starts.
 
     Cancelled in any phase (Ctrl+C, SIGTERM), the run stops within seconds: everything it
     started is stopped, its clone discarded, the store released, and no verdict written
     (``evaluation.json`` is written last, after the teardown); CancelledError is raised."""
-    run_dir = new_run_dir(runs_root, scenario.name, agent.name)
+    files = RunFiles.create(runs_root, scenario.name, agent.name)
+    run_dir = files.root
     incident = new_incident()
-    (run_dir / "run.json").write_text(RunRecord(
-        scenario=scenario.name, agent=agent.name, incident=incident,
-        started_at=datetime.now(timezone.utc)).model_dump_json(indent=1))
-    (run_dir / "scenario.yaml").write_text(manifest_text)
+    files.write(RunArtifact.RUN, RunRecord(scenario=scenario.name, agent=agent.name,
+                                           incident=incident,
+                                           started_at=datetime.now(timezone.utc)))
+    files.write_text(RunArtifact.MANIFEST, manifest_text)
+    outcome: AgentOutcome | None = None
     for note in reap_orphans(runs_root):
         progress(note)
     store = open_store()
@@ -249,38 +263,40 @@ async def run_scenario(scenario: Scenario, agent: Agent, *, runs_root: Path,
         progress(f"applying the runtime fault ({len(runtime)} steps)")
         jobs = await threads.call(functools.partial(apply_steps, instance, runtime,
                                                       replica=replica))
-        metrics_port = start_workload(env, scenario, jobs, run_dir)
+        metrics_port = start_workload(env, scenario, jobs, files)
         progress("starting Prometheus, postgres_exporter, node_exporter")
-        probe = predicates.Probe.of(instance, business_log=run_dir / BUSINESS_LOG,
+        probe = predicates.Probe.of(instance, business_log=files.path(RunArtifact.BUSINESS_LOG),
                                     pg_log_dir=instance.log_dir, replica=replica)
         await _checkpoint(on_phase, Phase.admitting)
         monitoring, admission = await _admit_while_monitoring_starts(
             threads, scenario, probe, metrics_port, progress)
-        (run_dir / "admission.json").write_text(admission.model_dump_json(indent=1))
+        files.write(RunArtifact.ADMISSION, admission)
         if not admission.admitted:
             progress(f"infra error: {admission.reason}")
-            evaluation = EvaluationResult(scorer=scorer.current(), scenario=scenario.name,
-                                          agent=agent.name,
-                                          status="infra_error", infra_reason=admission.reason)
+            evaluation = evaluator.infra_error(scenario, agent.name, admission.reason)
         else:
             ctx = ToolContext(primary=_access(env, "primary"),
                               replica=_access(env, "replica") if replica is not None else None,
-                              business_log=run_dir / BUSINESS_LOG,
+                              business_log=files.path(RunArtifact.BUSINESS_LOG),
                               prometheus_url=monitoring.prometheus_url,
                               knowledge_index=await asyncio.shield(index))
             budget = scenario.spec.budget
-            gate, task = assembly.agent_turn(scenario, ctx, run_dir / "trace.jsonl", incident,
-                                             runbook)
-            (run_dir / "task.md").write_text(task.as_text() + "\n")
+            gate, task = assembly.agent_turn(scenario, ctx, files, incident, runbook)
+            files.write_text(RunArtifact.TASK, task.as_text() + "\n")
+            if on_admitted is not None:
+                await on_admitted(Admitted(incident, admission, probe, ctx, run_dir))
             progress(f"agent {agent.name} at work (budget {budget.max_steps} steps,"
                      f" {budget.timeout_seconds:.0f}s)")
             await _checkpoint(on_phase, Phase.running)
             outcome = await drive_agent(agent, task, gate)
             if outcome.report is not None:
-                (run_dir / "report.json").write_text(outcome.report.model_dump_json(indent=1))
+                files.write(RunArtifact.REPORT, outcome.report)
             await _checkpoint(on_phase, Phase.evaluating)
             evaluation = await evaluator.grade(scenario, agent.name, outcome, probe,
                                                admission, progress)
         progress("tearing down")
-    (run_dir / "evaluation.json").write_text(evaluation.model_dump_json(indent=1))
-    return RunResult(run_dir, evaluation, dict(env.procs.cpu_seconds))
+    files.write(RunArtifact.EVALUATION, evaluation)
+    return RunResult(run_dir, evaluation,
+                     report=None if outcome is None else outcome.report,
+                     events=[] if outcome is None else outcome.events,
+                     cpu_seconds=dict(env.procs.cpu_seconds))

@@ -13,11 +13,12 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from dbabench.model.artifacts import StoreArtifact
 from dbabench.model.difficulty import DEPTH_BOUNDARY, Difficulty, DifficultyFile
 from dbabench.model.scenario import Scenario
 from dbabench.scenario.loader import ScenarioError
 
-FILE_NAME = "difficulty.json"
+FILE_NAME = StoreArtifact.DIFFICULTY
 DIGEST_CHARS = 12
 
 

@@ -20,6 +20,7 @@ import httpx
 
 # Generous: a call may wait behind another, and a restart or a slow statement takes a while.
 DEFAULT_TIMEOUT_SECONDS = 120.0
+HEALTH_TIMEOUT_SECONDS = 5.0
 
 
 class ToolServerError(Exception):
@@ -125,6 +126,18 @@ class AsyncToolClient:
 
     async def report(self, report: Mapping[str, Any]) -> dict[str, Any]:
         return await self._request("POST", "/v1/report", dict(report))
+
+    async def reachable(self) -> bool:
+        """False once nothing takes a connection at the server's address, which a run's tool
+        server stops doing only when the agent's part of the run is over; a slow or refusing
+        answer is still an answer."""
+        try:
+            await self._http.get("/healthz", timeout=HEALTH_TIMEOUT_SECONDS)
+        except httpx.ConnectError:
+            return False
+        except httpx.HTTPError:
+            pass
+        return True
 
     async def _request(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
         try:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from dbabench.model.tool import ShutdownMode
 from dbabench.model.workload import Server
 from dbabench.tools.bounds import Bounds
 from dbabench.tools.errors import ToolError
@@ -23,9 +24,9 @@ class InstanceControl(Protocol):
 
     def start(self) -> None: ...
 
-    def stop(self, mode: str) -> None: ...
+    def stop(self, mode: ShutdownMode) -> None: ...
 
-    def restart(self, mode: str) -> None: ...
+    def restart(self, mode: ShutdownMode) -> None: ...
 
 
 @dataclass

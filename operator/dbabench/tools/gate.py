@@ -24,14 +24,18 @@ from pydantic import BaseModel, Field, ValidationError
 from pydantic.alias_generators import to_snake
 
 from dbabench.env.postgres import AGENT_APPLICATION
-from dbabench.model.base import Model
+from dbabench.model.artifacts import RunArtifact
+from dbabench.model.base import Model, NameEnum
 from dbabench.model.report import Report
+from dbabench.model.statement import StatementClass
+from dbabench.model.tool import InstanceAction, ToolName
 from dbabench.model.trace import (AgentOutcome, FailureClass, SessionInfo, StatementInfo,
                                   TraceEvent, Usage)
 from dbabench.model.workload import Server
 from dbabench import policy
 from dbabench.policy.reach import leaves, setting_reach
 from dbabench.pricing import load_prices
+from dbabench.records.run import RunFiles
 from dbabench.tools import bounds, knowledge, logs, metrics
 from dbabench.tools.bounds import clip_text
 from dbabench.tools.context import ServerAccess, ToolContext
@@ -40,12 +44,12 @@ from dbabench.tools.instance import ManageInstanceArgs, manage_instance
 from dbabench.tools.specs import QueryKnowledgeArgs
 from dbabench.tools.sql import ExecuteSqlArgs, SqlSession
 
-TOOL_NAMES = ("query_metrics", "execute_sql", "manage_instance", "read_log",
-              "query_knowledge_base")
-MUTATING_INSTANCE_ACTIONS = {"start", "stop", "restart", "reload", "config_set"}
+A = InstanceAction
+C = StatementClass
+MUTATING_INSTANCE_ACTIONS = frozenset({A.start, A.stop, A.restart, A.reload, A.config_set})
 # Calls whose sessions ended are recorded: the signals written in the statement, and
 # procedural code (CALL, EXECUTE, DO) whose body the trace cannot show, which may end some.
-TERMINATING = {"session_termination", "query_cancel", "procedural"}
+TERMINATING = frozenset({C.session_termination, C.query_cancel, C.procedural})
 # Thoughts and self-reported model calls an agent may post per tool call of its budget.
 RECORDS_PER_STEP = 20
 # pg_terminate_backend returns before the backend has exited.
@@ -139,10 +143,12 @@ class TraceWriter:
 
 
 class ToolGate:
-    def __init__(self, ctx: ToolContext, trace: TraceWriter, budget: Budget, *,
-                 refuse: frozenset[str] = policy.REFUSED) -> None:
+    def __init__(self, ctx: ToolContext, workspace: RunFiles, budget: Budget, *,
+                 refuse: frozenset[StatementClass] = policy.REFUSED) -> None:
         self.ctx = ctx
-        self.trace = trace
+        self.workspace = workspace
+        """The run's records: the trace is kept there, and what the agent's side keeps."""
+        self.trace = TraceWriter(workspace.path(RunArtifact.TRACE))
         self.budget = budget
         self.refuse = refuse
         """Statement classes refused before execution; the whole call is then not run."""
@@ -205,15 +211,15 @@ class ToolGate:
     async def _dispatch(self, tool: str, args: dict[str, Any],
                         extra: dict[str, Any]) -> tuple[Any, bool]:
         handlers: dict[str, Callable[[dict[str, Any], dict[str, Any]], Awaitable[tuple[Any, bool]]]] = {
-            "execute_sql": self._execute_sql,
-            "query_metrics": self._query_metrics,
-            "manage_instance": self._manage_instance,
-            "read_log": self._read_log,
-            "query_knowledge_base": self._query_knowledge_base,
+            ToolName.execute_sql: self._execute_sql,
+            ToolName.query_metrics: self._query_metrics,
+            ToolName.manage_instance: self._manage_instance,
+            ToolName.read_log: self._read_log,
+            ToolName.query_knowledge_base: self._query_knowledge_base,
         }
         handler = handlers.get(tool)
         if handler is None:
-            raise ToolError(f"unknown tool {tool!r}; the tools are: {', '.join(TOOL_NAMES)}")
+            raise ToolError(f"unknown tool {tool!r}; the tools are: {', '.join(ToolName)}")
         return await handler(args, extra)
 
     @staticmethod
@@ -256,17 +262,17 @@ class ToolGate:
     async def _manage_instance(self, args: dict[str, Any], extra: dict[str, Any]) -> tuple[Any, bool]:
         parsed: ManageInstanceArgs = self._parse(ManageInstanceArgs, args)
         extra["mutating"] = parsed.action in MUTATING_INSTANCE_ACTIONS
-        if parsed.action == "config_set":
+        if parsed.action == A.config_set:
             # ALTER SYSTEM SET by another route: held to what the SQL of it would be
             assert parsed.name is not None and parsed.value is not None
-            refused = sorted(c.value for c in setting_reach(parsed.name, parsed.value)
-                             if c.value in self.refuse)
+            refused = sorted(c for c in setting_reach(parsed.name, parsed.value)
+                             if c in self.refuse)
             if refused:
                 extra["refused"] = refused
                 extra["harness_access"] = bool(set(refused) & policy.HARNESS_ACCESS)
                 raise ToolError(_refusal(refused, [StatementInfo(
                     text=f"config_set {parsed.name} = {parsed.value!r}", classes=refused)]))
-        if parsed.action in ("stop", "restart") and parsed.server in self.sql:
+        if parsed.action in (A.stop, A.restart) and parsed.server in self.sql:
             await self.sql.pop(parsed.server).close()
         return await manage_instance(self.ctx, parsed), False
 
@@ -373,9 +379,9 @@ class ToolGate:
                           ok=rejected is None, error=rejected,
                           text=None if text is None else clip_text(text, 10_000)[0])
 
-    def keep(self, name: str, record: Model) -> None:
+    def keep(self, artifact: RunArtifact, record: Model) -> None:
         """A record of the agent's own (its configuration) beside the trace."""
-        (self.trace.path.parent / name).write_text(record.model_dump_json(indent=1))
+        self.workspace.write(artifact, record)
 
     def fail(self, failure: FailureClass, message: str) -> None:
         """The agent stopped early for ``failure`` (its own model client's account: only the
@@ -427,7 +433,9 @@ def _problems(error: ValidationError, model: type[BaseModel]) -> str:
         text = f"{path or 'args'}: {err['msg']}"
         field = fields.get(str(err["loc"][0])) if err["type"] == "missing" and err["loc"] else None
         if field is not None:
-            choices = typing.get_args(field.annotation)
+            kind = field.annotation
+            choices = (tuple(kind) if isinstance(kind, type) and issubclass(kind, NameEnum)
+                       else typing.get_args(kind))
             text += (f" ({field.description})" if field.description else "") + (
                 f", one of {', '.join(map(str, choices))}" if choices else "")
         problems.append(text)
@@ -435,37 +443,37 @@ def _problems(error: ValidationError, model: type[BaseModel]) -> str:
 
 
 _REFUSAL_REASONS = {
-    "file_access": "reads or writes the server's files by path (COPY to or from a file,"
+    C.file_access: "reads or writes the server's files by path (COPY to or from a file,"
                    " pg_read_file, pg_ls_dir, lo_import/lo_export, file_fdw, adminpack);"
                    " read_log reads the server's log",
-    "program_execution": "runs a program or native code inside the server, or connects out"
+    C.program_execution: "runs a program or native code inside the server, or connects out"
                          " (COPY ... PROGRAM, LOAD of a path, C, internal or untrusted"
                          " languages; a shell command other than an archive command's test,"
                          " mkdir and cp of %p, or a library given by path, in archive_command,"
                          " restore_command and the other *_command settings,"
                          " *_preload_libraries, archive_library or dynamic_library_path at"
                          " any layer; a subscription); RESET them instead",
-    "untrusted_code": "brings code or connections the gate cannot read (an extension outside"
+    C.untrusted_code: "brings code or connections the gate cannot read (an extension outside"
                       " the allow-list, dblink, a foreign data wrapper, server or table)",
-    "dynamic_sql": "runs SQL built at run time (EXECUTE of a string in PL/pgSQL,"
+    C.dynamic_sql: "runs SQL built at run time (EXECUTE of a string in PL/pgSQL,"
                    " query_to_xml, ts_stat); write each statement out so it can be checked",
-    "lexer_setting": "changes how the server reads SQL text (standard_conforming_strings,"
+    C.lexer_setting: "changes how the server reads SQL text (standard_conforming_strings,"
                      " client_encoding, backslash_quote)",
-    "role_escalation": "gives a role LOGIN, a PASSWORD, a SUPERUSER-like attribute"
+    C.role_escalation: "gives a role LOGIN, a PASSWORD, a SUPERUSER-like attribute"
                        " (SUPERUSER, CREATEROLE, CREATEDB, REPLICATION, BYPASSRLS) or"
                        " membership in another role (IN ROLE, GRANT role TO role, ALTER GROUP"
                        " ... ADD USER), or locks the superuser out (NOLOGIN, an expiry, a"
                        " connection limit): a way to work outside this session, or to keep"
                        " the run from being judged; VALID UNTIL, CONNECTION LIMIT and object"
                        " privileges of application roles are allowed",
-    "catalog_write": "writes a system catalog directly (INSERT, UPDATE, DELETE, MERGE, COPY"
+    C.catalog_write: "writes a system catalog directly (INSERT, UPDATE, DELETE, MERGE, COPY"
                      " FROM or TRUNCATE on pg_catalog's tables, or a view over one): use the"
                      " statement that makes the change (ALTER ROLE, ALTER FUNCTION, ...)",
-    "unparseable": "is not valid PostgreSQL 15 SQL, or is nested too deeply to judge",
+    C.unparseable: "is not valid PostgreSQL 15 SQL, or is nested too deeply to judge",
 }
 
 
-def _refusal(refused: list[str], statements: list[StatementInfo]) -> str:
+def _refusal(refused: list[StatementClass], statements: list[StatementInfo]) -> str:
     """The tool error of a refused call: what was refused, why, and that nothing ran."""
     offending = next(s for s in statements if set(s.classes) & set(refused))
     reasons = "; ".join(f"{cls}: {_REFUSAL_REASONS.get(cls, 'refused in this run')}"
@@ -478,6 +486,6 @@ def _refusal(refused: list[str], statements: list[StatementInfo]) -> str:
 def _executable(sql: str, statements: list[StatementInfo]) -> list[StatementInfo]:
     """What to send: each parsed statement alone, or, where the policy lets unparseable SQL
     through, the raw text (so the server reports the syntax error with its SQLSTATE)."""
-    if any("unparseable" in s.classes for s in statements):
+    if any(C.unparseable in s.classes for s in statements):
         return [StatementInfo(text=sql)]
     return statements

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any
 
 import psycopg
 from psycopg import sql as pgsql
@@ -13,44 +13,44 @@ from pydantic import Field, model_validator
 
 from dbabench.env.postgres import AGENT_APPLICATION, StartFailed
 from dbabench.model.base import Model
+from dbabench.model.tool import InstanceAction, ShutdownMode
 from dbabench.model.workload import Server
 from dbabench.tools.context import ToolContext
 from dbabench.tools.errors import ToolError
 
-Action = Literal["status", "start", "stop", "restart", "reload", "config_get", "config_set"]
+A = InstanceAction
 _GUC = re.compile(r"^[a-z_][a-z0-9_.]*$")
 
 
 class ManageInstanceArgs(Model):
-    action: Action
+    action: InstanceAction
     name: str | None = Field(default=None, description="setting name (config_get, config_set)")
     value: str | None = Field(default=None, description="new value (config_set)")
-    mode: Literal["smart", "fast", "immediate"] = Field(default="fast",
-                                                        description="stop and restart")
+    mode: ShutdownMode = Field(default=ShutdownMode.fast, description="stop and restart")
     server: Server = Field(default="primary",
                            description="primary, or replica where the system has a hot standby")
 
     @model_validator(mode="after")
     def _needs(self) -> "ManageInstanceArgs":
-        if self.action in ("config_get", "config_set"):
+        if self.action in (A.config_get, A.config_set):
             if not self.name or not _GUC.match(self.name.lower()):
                 raise ValueError(f"{self.action} needs name: a setting name like work_mem")
-        if self.action == "config_set" and self.value is None:
+        if self.action == A.config_set and self.value is None:
             raise ValueError("config_set needs value")
         return self
 
 
 async def manage_instance(ctx: ToolContext, args: ManageInstanceArgs) -> dict[str, Any]:
     control = ctx.server(args.server).control
-    if args.action == "status":
+    if args.action == A.status:
         return await asyncio.to_thread(control.status)
-    if args.action == "start":
+    if args.action == A.start:
         await _starting(control.start)
         return {"started": True, **await asyncio.to_thread(control.status)}
-    if args.action == "stop":
+    if args.action == A.stop:
         await asyncio.to_thread(control.stop, args.mode)
         return {"stopped": True, "mode": args.mode}
-    if args.action == "restart":
+    if args.action == A.restart:
         await _starting(control.restart, args.mode)
         return {"restarted": True, "mode": args.mode, **await asyncio.to_thread(control.status)}
     return await _with_connection(ctx, args)
@@ -75,12 +75,12 @@ async def _with_connection(ctx: ToolContext, args: ManageInstanceArgs) -> dict[s
     except psycopg.OperationalError as e:
         raise ToolError(f"the server does not accept connections: {str(e).strip()}") from e
     try:
-        if args.action == "reload":
+        if args.action == A.reload:
             await conn.execute("SELECT pg_reload_conf()")
             await asyncio.sleep(0.2)  # the postmaster re-reads the files asynchronously
             return {"reloaded": True, "pending_restart": await _pending(conn)}
         assert args.name is not None
-        if args.action == "config_set":
+        if args.action == A.config_set:
             await conn.execute(pgsql.SQL("ALTER SYSTEM SET {} = {}").format(
                 pgsql.Identifier(args.name.lower()), pgsql.Literal(args.value)))
             await conn.execute("SELECT pg_reload_conf()")

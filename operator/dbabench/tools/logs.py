@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from dbabench.env.postgres import HARNESS_APPLICATION_PREFIX, harness_application
 from dbabench.jsonl import JsonlTail, complete_records
 from dbabench.model.base import Model
 from dbabench.model.workload import Server
@@ -111,6 +112,20 @@ def read_log(ctx: ToolContext, args: ReadLogArgs) -> ReadLogResult:
     return ReadLogResult(source=args.source, lines=out, matched=count, truncated=truncated)
 
 
+def harness_record(record: dict[str, object]) -> bool:
+    """A record of one of the harness's own sessions (the golden's build, the fault program,
+    the readiness probe, the verifier's checks and scans, the gate's bookkeeping): no
+    incident's, and ``read_log`` does not serve it. Where the server logs what sessions run
+    (``log_statement``, a slow statement, a failing runtime step) it would show the agent the
+    fault's statements and the checks that judge it. A connection's authorization line names
+    its application only in its message (``log_connections``)."""
+    if harness_application(str(record.get("application_name") or "")):
+        return True
+    message = str(record.get("message", ""))
+    return (message.startswith("connection authorized")
+            and f"application_name={HARNESS_APPLICATION_PREFIX}" in message)
+
+
 def _postgresql_lines(log_dir: Path, since: datetime | None, min_level: str | None) -> list[str]:
     if min_level is not None and min_level.upper() not in SEVERITIES:
         raise ToolError(f"min_level {min_level!r} is not a PostgreSQL severity: "
@@ -123,8 +138,16 @@ def _postgresql_lines(log_dir: Path, since: datetime | None, min_level: str | No
             continue
         if since and record_time(record) < since:
             continue
+        if harness_record(record):
+            continue
         lines.append(_pg_line(record))
     return lines
+
+
+def served_postgresql_lines(log_dir: Path) -> list[str]:
+    """Every line ``read_log`` can serve of the server log in ``log_dir``, as it serves them
+    (evaluate.footprints reads what an agent could)."""
+    return _postgresql_lines(log_dir, None, None)
 
 
 def _business_lines(path: Path, since: datetime | None) -> list[str]:

@@ -41,6 +41,7 @@ from typing import Any, TypeVar
 from aiohttp import web
 from pydantic import BaseModel, Field, ValidationError
 
+from dbabench.model.artifacts import RunArtifact
 from dbabench.model.base import Model
 from dbabench.model.task import AgentTask
 from dbabench.model.trace import FailureClass, Usage
@@ -57,7 +58,7 @@ MAX_BODY_BYTES = 1 << 20
 SHUTDOWN_TIMEOUT_SECONDS = 5.0
 
 
-CONNECTION_FILE = "tools.json"
+CONNECTION_FILE = RunArtifact.CONNECTION
 
 
 class Connection(Model):
@@ -117,7 +118,11 @@ async def _json_errors(request: web.Request, handler: Handler) -> web.StreamResp
         return await handler(request)
     except web.HTTPException as e:
         kept = {k: v for k, v in e.headers.items() if k.lower() in ("www-authenticate", "allow")}
-        return _failure(e.status, e.text or e.reason, kept)
+        text = e.text or e.reason
+        if e.status == 404 and request.match_info.route.resource is None:
+            # a path the server has not: say where the map is, not only that this is not it
+            text = f"no such endpoint: {request.path}; GET / lists this server's endpoints"
+        return _failure(e.status, text, kept)
     except Exception:
         # The gate has already traced a harness failure as an infra event; the agent can do
         # nothing about it, so it gets no details.
@@ -175,6 +180,14 @@ class _Endpoints:
     async def openapi_document(self, request: web.Request) -> web.Response:
         return web.json_response(openapi.document(self.tools.values(),
                                                   (ThoughtEvent, ModelEvent)))
+
+    async def index(self, request: web.Request) -> web.Response:
+        """Where an agent that knows only the address starts: every endpoint, read from the
+        router itself so the list cannot drift from what is served."""
+        routes = sorted({f"{r.method} {r.resource.canonical}" for r in request.app.router.routes()
+                         if r.resource is not None and r.method != "HEAD"})
+        return web.json_response({"endpoints": routes, "openapi": "GET /v1/openapi.json",
+                                  "tools": list(self.tools), "report": "POST /v1/report"})
 
     async def healthz(self, request: web.Request) -> web.Response:
         return web.json_response({"ok": True})
@@ -249,6 +262,7 @@ def make_app(gate: ToolGate, task: AgentTask, token: str,
     endpoints = _Endpoints(gate, task, token)
     app = web.Application(middlewares=[_json_errors, endpoints.authenticate],
                           client_max_size=MAX_BODY_BYTES)
+    app.router.add_get("/", endpoints.index)
     app.router.add_get("/healthz", endpoints.healthz)
     app.router.add_get("/v1/task", endpoints.get_task)
     app.router.add_get("/v1/tools", endpoints.list_tools)

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 from dbabench.env.monitoring import SCRAPE_INTERVAL
 from dbabench.model.base import Model
 from dbabench.model.report import Report
+from dbabench.model.tool import ToolName
 from dbabench.tools.instance import ManageInstanceArgs
 from dbabench.tools.logs import ReadLogArgs
 from dbabench.tools.metrics import QueryMetricsArgs
@@ -46,7 +47,7 @@ class ToolSpec:
 
 TOOL_SPECS: tuple[ToolSpec, ...] = (
     ToolSpec(
-        "query_metrics",
+        ToolName.query_metrics,
         "Query this system's Prometheus with PromQL. It scrapes the PostgreSQL server"
         " (postgres_exporter, pg_* metrics), the host (node_exporter, node_* metrics) and the"
         f" application's own metrics every {SCRAPE_INTERVAL}, so a rate() needs a range of"
@@ -56,7 +57,7 @@ TOOL_SPECS: tuple[ToolSpec, ...] = (
         " of series and points, and the observation says when it was truncated.",
         QueryMetricsArgs),
     ToolSpec(
-        "execute_sql",
+        ToolName.execute_sql,
         "Run SQL on the application database in a persistent superuser session, as a DBA's"
         " psql would: statements run in order, each in autocommit unless you open a transaction"
         " yourself, and execution stops at the first error. Session state (SET, temporary"
@@ -66,7 +67,7 @@ TOOL_SPECS: tuple[ToolSpec, ...] = (
         " lowers the cap) and the observation says when anything was cut.",
         ExecuteSqlArgs),
     ToolSpec(
-        "manage_instance",
+        ToolName.manage_instance,
         "Control the PostgreSQL server process and its configuration. status: whether it runs."
         " start, stop, restart: act on the process (mode smart, fast or immediate; default"
         " fast); stopping or restarting ends every session, including execute_sql's. reload:"
@@ -76,7 +77,7 @@ TOOL_SPECS: tuple[ToolSpec, ...] = (
         " setting; one whose context is postmaster only takes effect after a restart.",
         ManageInstanceArgs),
     ToolSpec(
-        "read_log",
+        ToolName.read_log,
         "Read recent lines of a log. source postgresql: the database server's log (errors and"
         " whatever the server is configured to log). source business: the application's own"
         " log of its requests and their outcomes. Returns the last tail lines that pass the"
@@ -86,7 +87,7 @@ TOOL_SPECS: tuple[ToolSpec, ...] = (
         " (linear-time matching: no backreferences or lookaround).",
         ReadLogArgs),
     ToolSpec(
-        "query_knowledge_base",
+        ToolName.query_knowledge_base,
         "Full-text search over the PostgreSQL 15 documentation and a set of generic operational"
         " runbooks: use it to check what a setting, view, function or command does before"
         " relying on it. Query with words or exact names (pg_stat_activity,"

@@ -15,10 +15,11 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from dbabench.model.artifacts import CampaignOutput
 from dbabench.model.campaign import BECAME, SECONDARY, CampaignRecord, CellResult, JudgeLabel
 
-LEADERBOARD_FILE = "leaderboard.md"
-CSV_FILE = "results.csv"
+LEADERBOARD_FILE = CampaignOutput.LEADERBOARD
+CSV_FILE = CampaignOutput.CSV
 def _rate(cells: list[CellResult], passed: Callable[[CellResult], bool]) -> str:
     scored = [c for c in cells if c.summary is not None]
     if not scored:
@@ -80,7 +81,7 @@ def _by(cells: list[CellResult], agents: list[str], key: Callable[[CellResult], 
 
 def _judged(cells: list[CellResult], agents: list[str],
             judged: Sequence[JudgeLabel]) -> list[Section]:
-    """A judge model's labels beside the rules' (runner.judge): how often they agree, and
+    """A judge model's labels beside the rules' (results.judge): how often they agree, and
     where they do not, with the judge's reason."""
     rule = {(c.agent, c.scenario, c.repeat): c.became for c in cells if c.summary is not None}
     read = [j for j in judged if (j.agent, j.scenario, j.repeat) in rule]

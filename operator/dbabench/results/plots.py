@@ -12,15 +12,17 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING
 
+from dbabench.model.artifacts import CampaignOutput
 from dbabench.model.campaign import BECAME, CampaignRecord, CellResult
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-PLOTS_DIR = "plots"
+PLOTS_DIR = CampaignOutput.PLOTS_DIR
 FIGURES = ("fig3-categories", "fig4-pass-vs-cost", "fig5-difficulty", "fig6-composition")
 LABEL_COLOURS = {"clean recovery": "#2e7d32", "unsafe recovery": "#f9a825",
                  "remediation failure": "#ef6c00", "diagnosis failure": "#c62828",
@@ -48,12 +50,108 @@ def pareto(points: dict[str, tuple[float, float]]) -> list[str]:
     return sorted(front, key=lambda a: points[a])
 
 
-def write_plots(out: Path, campaign: CampaignRecord, cells: list[CellResult]) -> list[Path]:
+ZERO_MARK = "0"
+"""Written on a bar of height 0, which draws nothing: a rate of 0 is a result, unlike a group
+without runs, which stays blank."""
+RATE_AXIS = (-0.05, 1.05)
+LABEL_LINE = 0.05
+"""A label's line height in Safe Pass rate (figure 4's y axis), with a little air between."""
+LABEL_GAP = 0.03
+"""Between a point and its label, as a share of the cost axis."""
+LABEL_REACH = 0.3
+"""How far right of its point a label may run, as a share of the cost axis: points closer
+than this share a column of labels that must not overlap."""
+NOTHING_COST = ("mean cost per scored run (USD): every run cost \\$0 (no model call was"
+                " metered or reported),\nso cost tells these agents apart by nothing")
+
+
+def _mark_zeros(ax: Axes, xs: list[float], heights: list[float | None],
+                colour: object) -> None:
+    for x, h in zip(xs, heights):
+        if h == 0:
+            ax.annotate(ZERO_MARK, (x, 0), xytext=(0, 1), textcoords="offset points",
+                        ha="center", va="bottom", fontsize=7, color=colour)
+
+
+def _point_labels(points: dict[str, tuple[float, float]], span: float,
+                 ) -> list[tuple[str, tuple[float, float], float]]:
+    """One label per place on figure 4 (agents at the same cost and rate share it, a line
+    each), as (text, point, the label's centre on the rate axis). Labels run right of their
+    points; in a column of points closer than ``LABEL_REACH`` they are spread apart, within
+    the axis, so that every name can be read."""
+    places: dict[tuple[float, float], list[str]] = {}
+    for agent, point in points.items():
+        places.setdefault(point, []).append(agent)
+    columns: list[list[tuple[float, float]]] = []
+    for point in sorted(places):
+        if columns and point[0] - columns[-1][-1][0] < LABEL_REACH * span:
+            columns[-1].append(point)
+        else:
+            columns.append([point])
+    placed = []
+    for column in columns:
+        centres = _spread([p[1] for p in column], [len(places[p]) * LABEL_LINE for p in column])
+        placed += [("\n".join(places[p]), p, c) for p, c in zip(column, centres)]
+    return placed
+
+
+def _spread(wanted: list[float], heights: list[float]) -> list[float]:
+    """Centres as near ``wanted`` as labels of these ``heights`` allow without overlapping or
+    leaving the axis: pushed up from its bottom, then back down from its top."""
+    order = sorted(range(len(wanted)), key=lambda i: wanted[i])
+    centres = list(wanted)
+    below = RATE_AXIS[0]
+    for i in order:
+        centres[i] = max(wanted[i], below + heights[i] / 2)
+        below = centres[i] + heights[i] / 2
+    above = RATE_AXIS[1]
+    for i in reversed(order):
+        centres[i] = min(centres[i], above - heights[i] / 2)
+        above = centres[i] - heights[i] / 2
+    return centres
+
+
+def pass_vs_cost(points: dict[str, tuple[float, float]]) -> Figure:
+    """Figure 4: ``points`` is agent -> (mean cost, Safe Pass rate). Costs are never below 0,
+    so neither is the axis; when every cost is 0 the axis says that it ranks nothing."""
+    fig, ax = _pyplot().subplots(figsize=(6, 4))
+    top = max((cost for cost, _ in points.values()), default=0.0)
+    span = top or 1.0
+    for cost, rate in points.values():
+        ax.scatter(cost, rate, s=40)
+    for text, point, centre in _point_labels(points, span):
+        # a label moved off its point's height is joined to it by a line
+        moved = {} if centre == point[1] else {"arrowprops": {"arrowstyle": "-", "lw": 0.5,
+                                                              "color": "grey"}}
+        ax.annotate(text, point, xytext=(point[0] + span * LABEL_GAP, centre), fontsize=7,
+                    va="center", **moved)
+    front = pareto(points)
+    ax.plot([points[a][0] for a in front], [points[a][1] for a in front], "--o", color="grey",
+            markerfacecolor="none", markersize=11, label="Pareto frontier")
+    # room on the right for the labels of the dearest agents
+    ax.set_xlim(-span * 0.05, span * (1 + LABEL_REACH))
+    if top or not points:
+        ax.set_xlabel("mean cost per scored run (USD)")
+    else:
+        ax.set_xticks([0], ["0"])
+        ax.set_xlabel(NOTHING_COST)
+    ax.set_ylabel("Safe Pass rate")
+    ax.set_ylim(*RATE_AXIS)
+    ax.legend(fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.0))
+    return fig
+
+
+def _pyplot() -> ModuleType:
     import matplotlib  # noqa: PLC0415  (only campaigns draw)
 
-    matplotlib.use("Agg")
+    matplotlib.use("Agg")  # files, never a window
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
+    return plt
+
+
+def write_plots(out: Path, campaign: CampaignRecord, cells: list[CellResult]) -> list[Path]:
+    plt = _pyplot()
     plt.rcParams.update({"svg.hashsalt": "dbabench", "font.size": 9})
     agents = [a.label for a in campaign.spec.agents]
     scored = [c for c in cells if c.summary is not None]
@@ -73,8 +171,9 @@ def write_plots(out: Path, campaign: CampaignRecord, cells: list[CellResult]) ->
         width = 0.8 / max(1, len(agents))
         for i, agent in enumerate(agents):
             heights = [value(agent, g) for g in groups]
-            ax.bar([x + i * width for x in range(len(groups))],
-                   [0 if h is None else h for h in heights], width, label=agent)
+            xs = [x + i * width for x in range(len(groups))]
+            drawn = ax.bar(xs, [0 if h is None else h for h in heights], width, label=agent)
+            _mark_zeros(ax, xs, heights, drawn.patches[0].get_facecolor())
         ax.set_xticks([x + width * (len(agents) - 1) / 2 for x in range(len(groups))],
                       groups, rotation=20, ha="right")
         ax.set_ylim(0, 1.05)
@@ -107,18 +206,7 @@ def write_plots(out: Path, campaign: CampaignRecord, cells: list[CellResult]) ->
         if mine:
             costs = [c.summary.cost_usd for c in mine if c.summary is not None]
             points[agent] = (statistics.fmean(costs), _rate(mine, sp) or 0.0)
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for agent, (cost, rate) in points.items():
-        ax.scatter(cost, rate, s=40)
-        ax.annotate(agent, (cost, rate), fontsize=7, xytext=(4, 4), textcoords="offset points")
-    front = pareto(points)
-    ax.plot([points[a][0] for a in front], [points[a][1] for a in front], "--o", color="grey",
-            markerfacecolor="none", markersize=11, label="Pareto frontier")
-    ax.set_xlabel("mean cost per scored run (USD)")
-    ax.set_ylabel("Safe Pass rate")
-    ax.set_ylim(-0.05, 1.05)
-    ax.legend(fontsize=7)
-    save(fig, FIGURES[1])
+    save(pass_vs_cost(points), FIGURES[1])
 
     # Figure 5
     fig, axes = plt.subplots(1, 3, figsize=(12, 3.6), sharey=True)

@@ -15,14 +15,13 @@ from typing import Literal
 
 from pydantic import Field, ValidationError
 
+from dbabench.records.run import RunFiles
+from dbabench.model.artifacts import RunArtifact
 from dbabench.errors import BadInput
 from dbabench.evaluate import evaluator, scorer
 from dbabench.model.base import Record
 from dbabench.model.evaluation import EVALUATION_VERSION, EvaluationResult
-from dbabench.model.report import Report
 from dbabench.model.scenario import Scenario
-from dbabench.model.trace import TraceEvent
-from dbabench.model.workload import BUSINESS_LOG
 from dbabench.workload.businesslog import read_events
 from dbabench.scenario.loader import ScenarioError, parse, resolve
 
@@ -60,7 +59,8 @@ def _scenario(run_dir: Path, name: str, root: Path | None,
         except ScenarioError as e:
             raise RescoreError(f"{run_dir}: the catalog has no scenario {name!r}") from e
     try:
-        return parse(_read(run_dir / "scenario.yaml"), str(run_dir / "scenario.yaml")), "run"
+        manifest = RunFiles(run_dir).path(RunArtifact.MANIFEST)
+        return parse(_read(manifest), str(manifest)), "run"
     except ScenarioError:
         try:
             return resolve(name, root)[1], "current"
@@ -92,16 +92,14 @@ def rescore(run_dir: Path, root: Path | None = None, *, current: bool = False) -
     """Judge ``run_dir`` again; write and return the result (``root``: the catalog).
     ``current``: by the catalog's manifest of the scenario as it is now (what its diagnosis
     and safety sections say today of the same incident), not the run's own copy."""
+    files = RunFiles(run_dir)
     try:
-        before = EvaluationResult.model_validate_json(_read(run_dir / "evaluation.json"))
+        before = EvaluationResult.model_validate_json(
+            _read(files.path(RunArtifact.EVALUATION)))
         # an agent that made no call (the null control) left no trace: an empty one
-        trace = run_dir / "trace.jsonl"
-        events = [TraceEvent.model_validate_json(line) for line in
-                  (_read(trace) if trace.exists() else "").splitlines() if line.strip()]
-        report_path = run_dir / "report.json"
-        report = (Report.from_stored(json.loads(report_path.read_text()))
-                  if before.report_valid and report_path.exists() else None)
-    except (ValidationError, json.JSONDecodeError) as e:
+        events = files.events()
+        report = files.report() if before.report_valid else None
+    except (ValidationError, json.JSONDecodeError, OSError) as e:
         raise RescoreError(f"{run_dir}: a record does not read: {e}") from e
     if before.status == "infra_error":
         raise RescoreError(f"{run_dir}: an infrastructure error, never scored: {before.infra_reason}")
@@ -109,7 +107,7 @@ def rescore(run_dir: Path, root: Path | None = None, *, current: bool = False) -
     spec = scenario.spec
     # what the agent's records say is judged again, as a run is scored (its stages guarded);
     # what the database said at grading is kept
-    business_log = run_dir / BUSINESS_LOG
+    business_log = files.path(RunArtifact.BUSINESS_LOG)
     judged_diagnosis, judged_safety, judged_integrity = evaluator.judge_records(
         spec, events, report, unpriced_models=before.efficiency.unpriced_models,
         steering=[f for f in before.integrity.findings if f.kind == "steering"],
@@ -121,6 +119,5 @@ def rescore(run_dir: Path, root: Path | None = None, *, current: bool = False) -
     now = datetime.now(timezone.utc)
     result = Rescored(run_dir=str(run_dir), rescored_at=now, manifest=manifest,
                       changes=_changes(before, after), before=before, after=after)
-    out = run_dir / f"evaluation.rescored-{now.strftime('%Y%m%dT%H%M%SZ')}.json"
-    out.write_text(result.model_dump_json(indent=1))
+    files.write_rescored(result, now)
     return result

@@ -16,14 +16,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from dbabench.records.run import RunFiles
+from dbabench.model.artifacts import RunArtifact
 from dbabench.agents.chat import ChatClient, ChatSettings, parse_model, resolve_endpoint
-from dbabench.jsonl import complete_records
 from dbabench.model.campaign import BECAME, SECONDARY, CellResult, JudgeLabel
-from dbabench.model.evaluation import EvaluationResult
 from dbabench.model.scenario import Scenario
-from dbabench.model.trace import TraceEvent
 from dbabench.pricing import cost_usd, load_prices
-from dbabench.runner import campaign_files as files
+from dbabench.records import campaign as files
 from dbabench.yamltext import load_yaml
 
 LABELS = BECAME[:4]
@@ -55,16 +54,13 @@ def _clip(value: Any, limit: int = MAX_CHARS) -> str:
 
 def evidence(run_dir: Path, symptom: str) -> str:
     """What the judge is shown of one run, bounded."""
-    evaluation = EvaluationResult.model_validate_json(
-        (run_dir / "evaluation.json").read_text())
+    files = RunFiles(run_dir)
+    evaluation = files.evaluation()
     assert evaluation.outcome and evaluation.safety
-    manifest = Scenario.model_validate(load_yaml((run_dir / "scenario.yaml").read_text()))
+    manifest = Scenario.model_validate(load_yaml(files.manifest()))
     truth = [{"causes": c.causes, "objects": [o.model_dump(mode="json") for o in c.objects]}
              for c in manifest.spec.diagnosis.conditions]
-    report = run_dir / "report.json"
-    steps = [e for e in (TraceEvent.model_validate(r)
-                         for r in complete_records(run_dir / "trace.jsonl"))
-             if e.kind in ("tool", "thought")]
+    steps = [e for e in files.events() if e.kind in ("tool", "thought")]
     lines = [f"ALERT: {symptom}",
              f"THE REAL CAUSE (the scenario author's record): {json.dumps(truth)}",
              "OUTCOME CHECKS (the database after the agent stopped):",
@@ -74,7 +70,8 @@ def evidence(run_dir: Path, symptom: str) -> str:
              *(f"- {v.rule}: {_clip(v.detail)}" for v in evaluation.safety.violations),
              *([] if evaluation.safety.violations else ["- none"]),
              "THE AGENT'S REPORT:",
-             _clip(report.read_text(), MAX_REPORT_CHARS) if report.exists() else "none filed",
+             (_clip(files.read_text(RunArtifact.REPORT), MAX_REPORT_CHARS)
+              if files.has(RunArtifact.REPORT) else "none filed"),
              f"THE AGENT'S STEPS ({len(steps)}, the first {min(len(steps), MAX_STEPS)}):",
              *(f"{e.seq}. thought: {_clip(e.text)}" if e.kind == "thought" else
                f"{e.seq}. {e.tool} {_clip(e.args)} -> {_clip(e.error or e.observation)}"

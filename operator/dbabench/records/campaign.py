@@ -10,15 +10,16 @@ from pathlib import Path
 from typing import Any
 
 from dbabench.jsonl import complete_records
+from dbabench.model.artifacts import CampaignArtifact
 from dbabench.model.campaign import CampaignRecord, CellResult, JudgeLabel
 
-CAMPAIGN_FILE = "campaign.json"
-RESULTS_FILE = "results.jsonl"
-EVENTS_FILE = "events.jsonl"
-NOT_STARTED = "cell-not-started"
-JUDGE_FILE = "judge.jsonl"
-RECORD_FILES = (CAMPAIGN_FILE, RESULTS_FILE, EVENTS_FILE, JUDGE_FILE)
+CAMPAIGN_FILE = CampaignArtifact.CAMPAIGN
+RESULTS_FILE = CampaignArtifact.RESULTS
+EVENTS_FILE = CampaignArtifact.EVENTS
+JUDGE_FILE = CampaignArtifact.JUDGE
+RECORD_FILES = tuple(CampaignArtifact)
 """What a campaign keeps: every table, plot and page is built from these."""
+NOT_STARTED = "cell-not-started"
 
 
 def line(fields: dict[str, Any]) -> str:
@@ -65,7 +66,7 @@ def results(out: Path) -> list[CellResult]:
 
 
 def judged(out: Path) -> list[JudgeLabel]:
-    """A judge model's labels of the campaign's runs (runner.judge), if one was asked."""
+    """A judge model's labels of the campaign's runs (results.judge), if one was asked."""
     return [JudgeLabel.model_validate(r) for r in complete_records(out / JUDGE_FILE)]
 
 
