@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 
 from dbabench.model.evaluation import (CheckResult, DiagnosisResult, EvaluationResult,
                                        OutcomeResult, SafetyResult, Violation)
+from dbabench.model.footprint import FootprintScan
 from dbabench.model.proof import CONTROLS, ProofCheck, ProofRun
 from dbabench.runner.prove import judge, plan, retriable
 from dbabench.scenario.loader import ScenarioError, discover, resolve
@@ -132,3 +134,21 @@ def test_a_selector_that_matches_nothing_is_named(selector: str) -> None:
 def test_a_missing_manifest_file_is_named(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError, match="cannot read"):
         select(discover(), [str(tmp_path / "absent.yaml")])
+
+
+@pytest.mark.parametrize(("scan_error", "outcome_held", "retry"), [
+    ("the scan failed: canceling statement due to statement timeout", False, True),
+    # the null run let the non-fix through as well: that is never retried
+    ("the scan failed: canceling statement due to statement timeout", True, False),
+    ("", False, False),                  # footprints found: the scenario's to mend, not luck
+])
+def test_a_footprint_scan_that_could_not_finish_is_tried_again(scan_error: str,
+                                                               outcome_held: bool,
+                                                               retry: bool) -> None:
+    run = ProofRun(scenario=SCENARIO, check="null", agent="null", expect="")
+    scan = FootprintScan(scenario=SCENARIO, incident="INC-1", error=scan_error,
+                         scanned_at=datetime.now(timezone.utc))
+    check = ProofCheck(run=run, passed=False, admitted=True, detail="", wall_seconds=1.0,
+                       footprints=scan, outcome_checks=[CheckResult(
+                           name="fixed", weight=1, passed=outcome_held, detail="")])
+    assert retriable(check) is retry

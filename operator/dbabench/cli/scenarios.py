@@ -10,8 +10,6 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
-import httpx
-import psycopg
 from rich.markup import escape
 from rich.table import Table
 
@@ -20,7 +18,7 @@ from dbabench.cli import consoles
 from dbabench.cli.arguments import positive_int
 from dbabench.cli.interrupt import run_interruptible
 from dbabench.agents.scripted import NullAgent
-from dbabench.evaluate import diagnosis_doc, footprints
+from dbabench.evaluate import diagnosis_doc
 from dbabench.evaluate import reference as reference_doc
 from dbabench.model.footprint import FootprintScan, FootprintSummary, Kind
 from dbabench.model.proof import CONTROLS, ProofCheck, ProveSummary, ScenarioProof
@@ -28,7 +26,8 @@ from dbabench.model.scenario import Scenario
 from dbabench.paths import runs_dir, writable
 from dbabench.errors import EXIT_FAILED, EXIT_OK
 from dbabench.runner.prove import default_jobs, plan, prove
-from dbabench.runner.run import Admitted, run_scenario
+from dbabench.runner.footprints import scanner
+from dbabench.runner.run import run_scenario
 from dbabench.runner.throttle import MAX_PRESSURE
 from dbabench.scenario import catalog, difficulty
 from dbabench.scenario.loader import discover, scenarios_root
@@ -212,19 +211,7 @@ def _measure(args: argparse.Namespace) -> int:
 async def footprint_scan(scenario: Scenario, manifest_text: str, runs_root: Path,
                          progress: Progress) -> FootprintScan:
     """A run of the null agent, scanned as it is let in (evaluate.footprints)."""
-    scans: list[FootprintScan] = []
-
-    async def look(run: Admitted) -> None:
-        progress("scanning what the agent's tools can read")
-        try:
-            scans.append(await footprints.scan(scenario, run.probe, run.tools,
-                                               incident=run.incident, run_dir=str(run.run_dir)))
-        except (psycopg.Error, httpx.HTTPError, OSError) as e:
-            scans.append(FootprintScan(scenario=scenario.name, incident=run.incident,
-                                       run_dir=str(run.run_dir),
-                                       scanned_at=datetime.now(timezone.utc),
-                                       error=f"the scan failed: {e}"))
-
+    look, scans = scanner(scenario, progress)
     result = await run_scenario(scenario, NullAgent(), runs_root=runs_root,
                                 manifest_text=manifest_text, progress=progress,
                                 on_admitted=look)

@@ -17,6 +17,7 @@ pg_stat_statements), and its session is left out of what it reports.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -38,6 +39,7 @@ from dbabench.model.workload import JobStep, Server
 from dbabench.scenario.datasets import DATASETS
 from dbabench.tools import logs
 from dbabench.tools.context import ToolContext
+from dbabench.workload import engine
 
 SCAN_TIMEOUT_MS = 30_000
 LOCK_TIMEOUT_MS = 1_000
@@ -97,6 +99,23 @@ class Known:
     """The statement as the manifest (or the harness) spells it."""
     normal: str
     print: str | None
+    shape: str
+
+
+_CONSTANT = re.compile(r"'(?:[^']|'')*'|\$\d+|\b\d+(?:\.\d+)?\b")
+
+
+def _shape(normal: str) -> str:
+    """A normalised statement with its constants and parameters as ``?``: pg_stat_statements'
+    text and the manifest's compare equal only if the statement is the same but for values
+    (a fingerprint also takes three VALUES rows for one)."""
+    return _CONSTANT.sub("?", normal)
+
+
+def _numbered(statement: str) -> str:
+    """psycopg's ``%s`` placeholders as the server numbers them (``$1``, ``$2``, ...)."""
+    count = itertools.count(1)
+    return re.sub(r"%s", lambda _: f"${next(count)}", statement)
 
 
 @dataclass
@@ -131,8 +150,9 @@ class Manifest:
         for statement in _statements(sql):
             if _TRANSACTION_CONTROL.match(statement):
                 continue  # every client's BEGIN and COMMIT look alike
-            self.known.append(Known(source, statement.strip(), normalise(statement),
-                                    _fingerprint(statement)))
+            normal = normalise(statement)
+            self.known.append(Known(source, statement.strip(), normal,
+                                    _fingerprint(statement), _shape(normal)))
 
     def match(self, text: str, *, whole: bool) -> Known | None:
         """The manifest statement ``text`` shows: as a whole statement (``whole``, compared by
@@ -140,10 +160,15 @@ class Manifest:
         text (a log line, a message). The workload's own statements come first: they are the
         incident."""
         normal = normalise(text)
+        ordered = sorted(self.known, key=lambda k: k.source != Source.WORKLOAD)
         prints = set()
         if whole:
+            shapes = {_shape(normalise(s)) for s in _statements(text)}
+            same = next((k for k in ordered if k.shape in shapes), None)
+            if same is not None:
+                return same
             prints = {p for p in map(_fingerprint, _statements(text)) if p is not None}
-        for known in sorted(self.known, key=lambda k: k.source != Source.WORKLOAD):
+        for known in ordered:
             if known.print is not None and known.print in prints:
                 return known
             if len(known.normal) >= MIN_SUBSTRING_CHARS and known.normal in normal:
@@ -158,6 +183,8 @@ class Manifest:
     def of(cls, scenario: Scenario) -> "Manifest":
         spec = scenario.spec
         manifest = cls(scenario.name)
+        for statement in engine.CHECKOUT_STATEMENTS:
+            manifest.add(Source.WORKLOAD, _numbered(statement))
         steps = [*spec.fault.persistent, *spec.fault.runtime]
         for step in steps:
             if isinstance(step, JobStep):

@@ -11,6 +11,7 @@ from pydantic import Field, model_validator
 from dbabench.model.base import Model, Record
 from dbabench.model.difficulty import Difficulty
 from dbabench.model.evaluation import CheckResult
+from dbabench.model.footprint import FootprintScan
 
 ScriptedAgent = Literal["reference", "decoy", "null", "sweep", "reset"]
 """The harness's own agents: the reference fix, and the controls every battery runs."""
@@ -60,6 +61,9 @@ class ProofCheck(Model):
         default_factory=list,
         description="what each earlier attempt of this check showed, where it was retried:"
                     " a check that passed only on a retry is flaky and is reported as such")
+    footprints: FootprintScan | None = Field(
+        default=None, description="null runs (version 5): what the agent's tools could read"
+                                  " as it came in; a footprint nobody accepted fails the check")
 
 
 class ScenarioProof(Model):
@@ -105,11 +109,12 @@ class BatteryCpu(Model):
             children_seconds=round(self.children_seconds - earlier.children_seconds, 2))
 
 
-PROVE_VERSION = 4
+PROVE_VERSION = 5
 """1: no version, no CPU figures; 2: each run's CPU by process, the battery's CPU in all, when
 each run started, how long the goldens took and what the throttle waited for; 3: the goldens'
 share of the battery's CPU, and each run's outcome checks with their measured values; 4: the
-goldens are built beside the runs, their CPU what their own processes used."""
+goldens are built beside the runs, their CPU what their own processes used; 5: the null run
+scans for harness footprints as it is let in."""
 
 
 class ProveSummary(Record):

@@ -2,7 +2,8 @@
 
 For each scenario: the fault manifests after restore (every run checks that before its agent
 starts); the reference fix reaches Outcome Pass and Safe Pass; every alternative reaches
-Outcome Pass; doing nothing does not; the decoy does not (or, where the scenario says the
+Outcome Pass; doing nothing does not, and leaves the agent's tools nothing of the harness's
+set-up to read (runner.footprints scans the null run as it is let in); the decoy does not (or, where the scenario says the
 decoy is unsafe, it does not reach Safe Pass); the generic sweep and the targeted reset do not
 (or, where one of their steps is the real fix, they do not reach Safe Pass). Runs are independent, each on its own clone
 and its own PostgreSQL, so they run side by side: up to ``jobs`` at a time, fewer while the
@@ -34,6 +35,7 @@ from dbabench.model.proof import (
     ScriptedAgent,
 )
 from dbabench.model.scenario import Scenario
+from dbabench.runner.footprints import scanner
 from dbabench.runner.run import GoldenBuild, prepare_golden, run_scenario
 from dbabench.runner.throttle import MAX_PRESSURE, Throttle
 from dbabench.workload.forkserver import FORK_SERVER
@@ -82,8 +84,12 @@ def retriable(check: ProofCheck) -> bool:
     """A failed check worth another attempt: a fix that did not hold, or a fault that did not
     manifest, may be the busy machine's doing. A control run that passed is never
     retried: a verifier that lets a non-fix through even once is what the battery exists to
-    catch."""
-    return not check.passed and (not check.admitted or check.run.agent == "reference")
+    catch. A footprint scan that could not finish is tried again, unless the run let the
+    non-fix through as well."""
+    scan_failed = (check.footprints is not None and bool(check.footprints.error)
+                   and not all(c.passed for c in check.outcome_checks))
+    return not check.passed and (not check.admitted or check.run.agent == "reference"
+                                 or scan_failed)
 
 
 def judge(run: ProofRun, evaluation: EvaluationResult) -> tuple[bool, str]:
@@ -120,10 +126,13 @@ async def _prove_run(run: ProofRun, path: Path, scenario: Scenario, runs_root: P
     # each run in a directory named by its scenario and check, where a reader looks for it
     root = runs_root / scenario.name / run.check.replace(":", "-")
     root.mkdir(parents=True, exist_ok=True)
+    # the null run changes nothing: what its agent would see is what every agent sees
+    look, scans = scanner(scenario) if run.agent == "null" else (None, [])
     try:
         agent = scripted_agent(run.agent, scenario, run.remediation)
         result = await run_scenario(scenario, agent, runs_root=root,
-                                    manifest_text=path.read_text(), on_phase=on_phase)
+                                    manifest_text=path.read_text(), on_phase=on_phase,
+                                    on_admitted=look)
     except Exception as e:
         # a failure in one run fails that check, as dbabench run would name it; the battery
         # goes on
@@ -137,13 +146,19 @@ async def _prove_run(run: ProofRun, path: Path, scenario: Scenario, runs_root: P
               for (name, since), (_, until) in zip(marks, [*marks[1:], ("end", now)])}
     wall = round(now - started, 1)
     passed, detail = judge(run, result.evaluation)
+    footprints = scans[0] if scans else None
+    if footprints is not None and (footprints.error or footprints.open_footprints):
+        passed = False
+        detail += "; " + (footprints.error or "harness footprints the agent can read: " + "; ".join(
+            f"{f.place.value} {f.item}: {f.text[:80]}" for f in footprints.open_footprints[:3]))
     progress(f"{scenario.name} {run.check}: {'ok' if passed else 'FAILED'} in {wall:.0f}s")
     check = ProofCheck(run=run, passed=passed, detail=detail, run_dir=result.run_dir,
                        admitted=result.evaluation.status != "infra_error",
                        wall_seconds=wall, started_seconds=offset, phases=phases,
                        cpu_seconds=result.cpu_seconds,
                        outcome_checks=(result.evaluation.outcome.checks
-                                       if result.evaluation.outcome else []))
+                                       if result.evaluation.outcome else []),
+                       footprints=footprints)
     if run.check == "reference" and check.admitted:
         try:
             check.difficulty = complexity.measure(scenario, result.events)

@@ -192,6 +192,16 @@ class Client:
         self._drop()
 
 
+BROWSE_ORDERS = ("SELECT id, sku, qty, status FROM orders WHERE merchant_id = %s"
+                 " ORDER BY id DESC LIMIT 20")
+PLACE_ORDER = "INSERT INTO orders(merchant_id, sku, qty) VALUES (%s, %s, %s)"
+COUNT_ORDER = ("UPDATE merchants SET order_count = order_count + 1, updated_at = now()"
+               " WHERE id = %s")
+CHECKOUT_STATEMENTS = (BROWSE_ORDERS, PLACE_ORDER, COUNT_ORDER)
+"""Every statement the checkout profile's own clients run (a scan of what an agent sees knows
+them as the application's: evaluate.footprints)."""
+
+
 def checkout_worker(client: Client, spec: OltpCheckoutWorkload, rng: random.Random) -> None:
     """Place an order (insert + bump the merchant's counter row), or browse recent orders."""
     while not client.halt.is_set():
@@ -200,8 +210,7 @@ def checkout_worker(client: Client, spec: OltpCheckoutWorkload, rng: random.Rand
             merchant = rng.randint(1, spec.merchants)
 
             def browse(conn: psycopg.Connection) -> None:
-                conn.execute("SELECT id, sku, qty, status FROM orders WHERE merchant_id = %s"
-                             " ORDER BY id DESC LIMIT 20", (merchant,))
+                conn.execute(BROWSE_ORDERS, (merchant,))
 
             client.request("browse_orders", browse, transaction=False)
         else:
@@ -210,10 +219,8 @@ def checkout_worker(client: Client, spec: OltpCheckoutWorkload, rng: random.Rand
             sku, qty = rng.randint(1, spec.skus), rng.randint(1, 5)
 
             def place(conn: psycopg.Connection) -> None:
-                conn.execute("INSERT INTO orders(merchant_id, sku, qty) VALUES (%s, %s, %s)",
-                             (merchant, sku, qty))
-                conn.execute("UPDATE merchants SET order_count = order_count + 1,"
-                             " updated_at = now() WHERE id = %s", (merchant,))
+                conn.execute(PLACE_ORDER, (merchant, sku, qty))
+                conn.execute(COUNT_ORDER, (merchant,))
 
             client.request("place_order", place)
         client.halt.wait(_pause(spec, rng, started))
