@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dbabench.model.proof import ProveSummary
+from dbabench.model.proof import PROVE_VERSION, ProveSummary
 from dbabench.scenario.loader import resolve
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -79,7 +79,12 @@ def test_a_fix_that_fixes_nothing_fails_the_battery(tmp_path: Path) -> None:
         assert {"prometheus", "postgres_exporter", "node_exporter"} <= set(check.cpu_seconds)
         assert check.started_seconds is not None
         assert 0 <= check.started_seconds <= summary.wall_seconds - check.wall_seconds + 1
-    assert summary.version == 4 and summary.cpu is not None and summary.golden_cpu is not None
+    assert summary.version == PROVE_VERSION and summary.cpu is not None
+    assert summary.golden_cpu is not None
+    # the null run was scanned as its agent came in, and the agent could read no set-up
+    scan = verdicts["null"].footprints
+    assert scan is not None and not scan.error and scan.open_footprints == []
+    assert all(c.footprints is None for k, c in verdicts.items() if k != "null")
     assert summary.golden_seconds is not None and summary.golden_seconds < summary.wall_seconds
     # the goldens' CPU is a part of the battery's, and the runs' processes are in the rest
     assert 0 <= summary.golden_cpu.total_seconds <= summary.cpu.total_seconds
