@@ -10,13 +10,16 @@ import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import psycopg
 import pytest
 import yaml
 
+from dbabench.env.monitoring import (EXPORTER_APPLICATION, EXPORTER_STATEMENTS, GO_RUNTIME,
+                                     exporter_binary)
 from dbabench.env.postgres import Credentials, PostgresInstance
 from dbabench.env.processes import ProcessTable, free_port
-from dbabench.evaluate.footprints import scan
+from dbabench.evaluate.footprints import Manifest, scan
 from dbabench.evaluate.predicates import Probe
 from dbabench.faults.steps import apply_steps, create_database
 from dbabench.model.footprint import FootprintScan, Kind, Place, Source
@@ -116,3 +119,49 @@ def test_the_scan_finds_the_set_up_and_nothing_once_it_is_cleaned(
     assert {p.place for p in after.places if p.seen} >= {
         Place.ACTIVITY, Place.SERVER_LOG, Place.BUSINESS_LOG, Place.SETTINGS,
         Place.DEFINITIONS, Place.NAMES, Place.TABLE_STATS, Place.SERVER_STATS}
+
+
+def test_the_monitoring_statements_are_what_the_exporter_runs(
+        server: PostgresInstance, scratch_root: Path) -> None:
+    """EXPORTER_STATEMENTS is what the scan takes for monitoring: held here to what the
+    installed postgres_exporter runs, both ways (a statement it stops running would excuse a
+    check's; one it starts running would be taken for the harness's)."""
+    (scratch_root / "exporter").mkdir()
+    procs = ProcessTable(scratch_root / "exporter")
+    port = free_port()
+    with psycopg.connect(server.dsn(), autocommit=True) as conn:
+        conn.execute("SELECT pg_stat_statements_reset()")
+    try:
+        dsn = server.dsn(database="postgres", application_name=EXPORTER_APPLICATION)
+        procs.spawn("exporter", [exporter_binary(), f"--web.listen-address=127.0.0.1:{port}"],
+                    env={"DATA_SOURCE_NAME": dsn + " sslmode=disable", **GO_RUNTIME},
+                    log=scratch_root / "exporter" / "exporter.log")
+        for _ in range(100):
+            try:
+                metrics = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=5).text
+                if "pg_up 1" in metrics:
+                    break
+            except httpx.TransportError:
+                pass
+            procs.pause(0.1, "waiting for the exporter")
+        else:
+            pytest.fail("postgres_exporter did not come up")
+        httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=5)  # a second scrape: all of it
+    finally:
+        procs.stop_all()
+    with psycopg.connect(server.dsn(), autocommit=True) as conn:
+        ran = [q for (q,) in conn.execute(
+            "SELECT s.query FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid"
+            " WHERE d.datname = 'postgres' AND s.query NOT LIKE '%pg_stat_statements%'")]
+    # compared by shape (constants aside), not as the scan matches: its substring rule takes
+    # pg_stat_database_conflicts' statement for pg_stat_database's
+    listed, seen = Manifest("monitoring"), Manifest("exporter")
+    for statement in EXPORTER_STATEMENTS:
+        listed.add(Source.WORKLOAD, statement)
+    for statement in ran:
+        seen.add(Source.WORKLOAD, statement)
+    listed_shapes, seen_shapes = ({k.shape: k.text for k in m.known} for m in (listed, seen))
+    assert sorted(seen_shapes.keys() - listed_shapes.keys()) == [], \
+        "the exporter runs statements EXPORTER_STATEMENTS lacks"
+    assert sorted(listed_shapes.keys() - seen_shapes.keys()) == [], \
+        "EXPORTER_STATEMENTS lists what the exporter no longer runs"

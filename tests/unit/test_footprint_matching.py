@@ -93,3 +93,13 @@ def test_the_applications_own_statements_are_not_the_faults() -> None:
     assert fault is not None and fault.source == Source.FAULT
     assert manifest.match("UPDATE merchants SET order_count = order_count + $1,"
                           " updated_at = now() WHERE id = $2", whole=True) is not None
+
+
+def test_the_monitoring_is_the_incident_even_where_a_check_reads_the_same() -> None:
+    """The exporter reads pg_stat_database_conflicts as the replica scenario's check does: a
+    CI run's scan, catching it in pg_stat_activity, took the exporter for the harness."""
+    manifest = _manifest("replica-reports-cancelled-by-recovery-conflicts")
+    assert any(k.source == Source.CHECK and k.normal == "select * from pg_stat_database_conflicts"
+               for k in manifest.known)
+    known = manifest.match("SELECT * FROM pg_stat_database_conflicts", whole=True)
+    assert known is not None and known.source == Source.WORKLOAD

@@ -18,7 +18,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from dbabench.errors import InfraError
-from dbabench.env.monitoring import EXPORTER_JOBS, Monitoring, start_monitoring
+from dbabench.env.monitoring import (EXPORTER_APPLICATION, EXPORTER_JOBS, Monitoring,
+                                     start_monitoring)
 from dbabench.env.postgres import GOLDEN_META, Credentials, PostgresInstance
 from dbabench.env.processes import ProcessTable, chown_for_postgres, free_port
 from dbabench.env.snapshot import SnapshotStore
@@ -197,7 +198,7 @@ class LocalEnvironment:
     def start_monitoring(self, extra_targets: dict[str, str]) -> Monitoring:
         assert self.instance is not None, "restore() first"
         servers = {EXPORTER_JOBS["primary"]: self.instance, EXPORTER_JOBS["replica"]: self.replica}
-        dsns = {job: server.dsn(database="postgres", application_name="postgres_exporter")
+        dsns = {job: server.dsn(database="postgres", application_name=EXPORTER_APPLICATION)
                 + " sslmode=disable" for job, server in servers.items() if server is not None}
         self.monitoring = start_monitoring(self.procs, self.run_dir, run_id=self.run_id,
                                            postgres_dsns=dsns, extra_targets=extra_targets)

@@ -56,6 +56,45 @@ runtime series were half of each scrape (422 series, 208 left) and most of its c
 0.10 s of CPU, 0.02 left); the host's mounts say nothing about this database."""
 EXPORTER_JOBS: dict[Server, str] = {"primary": "postgres", "replica": "postgres_replica"}
 """The Prometheus job of each server's postgres_exporter: what the agent's queries select."""
+EXPORTER_APPLICATION = "postgres_exporter"
+"""The application_name of the exporters' sessions, as a real deployment's would show."""
+EXPORTER_STATEMENTS: tuple[str, ...] = (
+    "SELECT version()",
+    "SELECT * FROM pg_stat_database",
+    "SELECT * FROM pg_stat_database_conflicts",
+    "SELECT name, setting, COALESCE(unit, $1), short_desc, vartype FROM pg_settings"
+    " WHERE vartype IN ($2, $3, $4) AND name != $5",
+    "SELECT pg_database.datname ,pg_database_size(pg_database.datname) FROM pg_database",
+    "SELECT pg_database.datname, tmp.state, COALESCE(count,$1) as count,"
+    " COALESCE(max_tx_duration,$2) as max_tx_duration FROM ( VALUES ($3), ($4), ($5), ($6),"
+    " ($7), ($8) ) AS tmp(state) CROSS JOIN pg_database LEFT JOIN ( SELECT datname, state,"
+    " count(*) AS count, MAX(EXTRACT($9 FROM now() - xact_start))::float AS max_tx_duration"
+    " FROM pg_stat_activity GROUP BY datname,state) AS tmp2 ON tmp.state = tmp2.state"
+    " AND pg_database.datname = tmp2.datname",
+    "SELECT pg_database.datname,tmp.mode,COALESCE(count,$1) as count FROM ( VALUES ($2), ($3),"
+    " ($4), ($5), ($6), ($7), ($8), ($9), ($10) ) AS tmp(mode) CROSS JOIN pg_database LEFT JOIN"
+    " (SELECT database, lower(mode) AS mode,count(*) AS count FROM pg_locks WHERE database IS"
+    " NOT NULL GROUP BY database, lower(mode) ) AS tmp2 ON tmp.mode=tmp2.mode and"
+    " pg_database.oid = tmp2.database ORDER BY 1",
+    "SELECT *, (case pg_is_in_recovery() when $1 then $2 else pg_current_wal_lsn() end) AS"
+    " pg_current_wal_lsn, (case pg_is_in_recovery() when $3 then $4 else"
+    " pg_wal_lsn_diff(pg_current_wal_lsn(), pg_lsn($5))::float end) AS"
+    " pg_current_wal_lsn_bytes, (case pg_is_in_recovery() when $6 then $7 else"
+    " pg_wal_lsn_diff(pg_current_wal_lsn(), replay_lsn)::float end) AS pg_wal_lsn_diff FROM"
+    " pg_stat_replication",
+    "SELECT checkpoints_timed ,checkpoints_req ,checkpoint_write_time ,checkpoint_sync_time"
+    " ,buffers_checkpoint ,buffers_clean ,maxwritten_clean ,buffers_backend"
+    " ,buffers_backend_fsync ,buffers_alloc ,stats_reset FROM pg_stat_bgwriter",
+    "SELECT slot_name, database, active, pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn)"
+    " FROM pg_replication_slots",
+    "SELECT *, extract($1 from now() - last_archived_time) AS last_archive_age"
+    " FROM pg_stat_archiver",
+)
+"""What postgres_exporter (Debian's 0.11.1, its default collectors) runs, as pg_stat_statements
+shows it: monitoring every real server has, so its sessions and statements are the incident's
+ordinary traffic even where a scenario's check reads the same view the same way (seen in a CI
+run: the exporter's ``SELECT * FROM pg_stat_database_conflicts`` in pg_stat_activity, taken for
+a check's). tests/integration/test_footprints.py holds it to what the exporter runs."""
 
 
 class MonitoringError(InfraError, RuntimeError):

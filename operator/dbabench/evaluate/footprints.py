@@ -29,7 +29,7 @@ import psycopg
 from pglast import parse_sql
 from pglast.parser import ParseError, fingerprint, split
 
-from dbabench.env.monitoring import PLAIN_HTTP
+from dbabench.env.monitoring import EXPORTER_STATEMENTS, PLAIN_HTTP
 from dbabench.env.postgres import harness_application
 from dbabench.evaluate.predicates import Probe
 from dbabench.jsonl import complete_records
@@ -185,6 +185,8 @@ class Manifest:
         manifest = cls(scenario.name)
         for statement in engine.CHECKOUT_STATEMENTS:
             manifest.add(Source.WORKLOAD, _numbered(statement))
+        for statement in EXPORTER_STATEMENTS:
+            manifest.add(Source.WORKLOAD, statement)
         steps = [*spec.fault.persistent, *spec.fault.runtime]
         for step in steps:
             if isinstance(step, JobStep):

@@ -55,7 +55,7 @@ class Source(NameEnum):
     HARNESS = "harness"
     """A word or session that names the harness or the scenario."""
     WORKLOAD = "workload"
-    """The application and the fault's jobs: the incident's own traffic."""
+    """The application, the fault's jobs and the monitoring: the incident's own traffic."""
     EFFECT = "effect"
     """State the fault left (a setting, a policy, statistics): the incident."""
 

@@ -31,7 +31,8 @@ from dbabench.agents.base import AgentFailure
 from dbabench.env import contract, kube
 from dbabench.env.contract import need
 from dbabench.env.local import build_cluster
-from dbabench.env.monitoring import EXPORTER_JOBS, GO_RUNTIME, exporter_binary, prometheus_argv
+from dbabench.env.monitoring import (EXPORTER_APPLICATION, EXPORTER_JOBS, GO_RUNTIME,
+                                     exporter_binary, prometheus_argv)
 from dbabench.env.postgres import (APP_ROLE, GOLDEN_META, HARNESS_APPLICATION, SUPERUSER,
                                    Credentials, PostgresInstance, StartFailed)
 from dbabench.env.processes import ProcessTable
@@ -292,7 +293,7 @@ def exporter() -> None:
     host, port = _address("postgres")
     dsn = psycopg.conninfo.make_conninfo(
         host=host, port=port, dbname="postgres", user="postgres", sslmode="disable",
-        password=need("pg_superuser_password"), application_name="postgres_exporter")
+        password=need("pg_superuser_password"), application_name=EXPORTER_APPLICATION)
     _exec([exporter_binary(), f"--web.listen-address=:{_port('exporter')}"],
           {"DATA_SOURCE_NAME": dsn, **GO_RUNTIME})
 
