@@ -82,6 +82,7 @@ catalog: venv
 	$(BIN)/dbabench scenarios catalog --out docs/scenarios.md
 	$(BIN)/dbabench scenarios vocabulary --out docs/diagnosis.md
 	$(BIN)/dbabench scenarios reference --out docs/reference.md
+	$(BIN)/dbabench scenarios estate --out docs/estate.md
 
 crds: venv
 	$(BIN)/dbabench crds --out crds

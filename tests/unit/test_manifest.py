@@ -154,6 +154,32 @@ def test_intended_settings_are_set_in_their_layer_and_checked_by_the_outcome() -
     assert "spec.intended[0].purpose: Field required" in errors_of(doc)
 
 
+def test_a_tables_storage_parameter_is_an_intended_setting_of_its_own_layer() -> None:
+    doc = base_doc()
+    doc["spec"]["intended"] = [
+        {"table": "analytics.stage_orders", "name": "autovacuum_enabled", "value": "off",
+         "purpose": "the loader truncates and reloads it hourly"},
+        {"role": "bi", "database": "app", "name": "work_mem", "value": "64MB", "purpose": "BI"},
+        {"name": "log_lock_waits", "value": "on", "purpose": "the lock-wait alert"},
+    ]
+    table, role, server = parse(yaml.safe_dump(doc)).spec.intended
+    assert table.layer == "table analytics.stage_orders"
+    assert table.statement() == ("ALTER TABLE \"analytics\".\"stage_orders\""
+                                 " SET (autovacuum_enabled = 'off')")
+    assert table.reset() == ("ALTER TABLE \"analytics\".\"stage_orders\""
+                             " RESET (autovacuum_enabled)")
+    assert role.reset() == "ALTER ROLE \"bi\" IN DATABASE \"app\" RESET work_mem"
+    assert server.reset() == "ALTER SYSTEM RESET log_lock_waits"
+    check = table.check().predicate
+    assert check.name == "intended-analytics-stage-orders-autovacuum-enabled"
+    assert "reloptions" in check.sql and "'analytics.stage_orders'" in check.sql
+    doc["spec"]["intended"][0]["role"] = "bi"
+    assert "give table alone" in errors_of(doc)
+    doc["spec"]["intended"][0] = {"table": "stage_orders", "name": "fillfactor", "value": "90",
+                                  "purpose": "HOT updates"}
+    assert "spec.intended[0].table" in errors_of(doc)  # schema-qualified only
+
+
 def test_cli_validate_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["scenarios", "validate"]) == 0
     bad = tmp_path / "bad.yaml"

@@ -20,6 +20,7 @@ from dbabench.cli.interrupt import run_interruptible
 from dbabench.agents.scripted import NullAgent
 from dbabench.evaluate import diagnosis_doc
 from dbabench.evaluate import reference as reference_doc
+from dbabench.evaluate.reference import estate as estate_doc
 from dbabench.model.footprint import FootprintScan, FootprintSummary, Kind
 from dbabench.model.proof import CONTROLS, ProofCheck, ProveSummary, ScenarioProof
 from dbabench.model.scenario import Scenario
@@ -80,6 +81,10 @@ def add_parsers(actions: argparse._SubParsersAction) -> None:  # type: ignore[ty
                                              " workload, checks and safety rules")
     r.add_argument("--out", type=Path, default=None, help="write it here instead of printing")
     r.set_defaults(func=_reference)
+    e = actions.add_parser("estate", help="the estate's page (docs/estate.md) from its files and"
+                                          " a scratch build of them (a minute or two)")
+    e.add_argument("--out", type=Path, default=None, help="write it here instead of printing")
+    e.set_defaults(func=_estate)
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -269,6 +274,10 @@ def _vocabulary(args: argparse.Namespace) -> int:
 
 def _reference(args: argparse.Namespace) -> int:
     return _write(args, reference_doc.render(args.root or scenarios_root()))
+
+
+def _estate(args: argparse.Namespace) -> int:
+    return _write(args, estate_doc.page())
 
 
 def _catalog(args: argparse.Namespace) -> int:

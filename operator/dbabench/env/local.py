@@ -17,12 +17,16 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+import psycopg
+from psycopg import sql as pgsql
+
 from dbabench.errors import InfraError
 from dbabench.env.monitoring import (EXPORTER_APPLICATION, EXPORTER_JOBS, Monitoring,
                                      start_monitoring)
-from dbabench.env.postgres import GOLDEN_META, Credentials, PostgresInstance
+from dbabench.env.postgres import APP_ROLE, GOLDEN_META, SUPERUSER, Credentials, PostgresInstance
 from dbabench.env.processes import ProcessTable, chown_for_postgres, free_port
 from dbabench.env.snapshot import SnapshotStore
+from dbabench.scenario.loader import KEY_DIGEST_CHARS
 from dbabench.model.scenario import ReplicaSpec
 from dbabench.model.tool import ShutdownMode
 from dbabench.model.workload import Server
@@ -38,6 +42,9 @@ class GoldenRecipe:
     database: str
     settings: dict[str, bool | int | float | str]
     populate: Populate
+    """Fills a started cluster: an empty one, or a clone of ``base``'s golden."""
+    base: GoldenRecipe | None = None
+    """A snapshot of its own this golden is built on (a shared dataset's, built once)."""
 
 
 class GoldenError(InfraError, RuntimeError):
@@ -67,14 +74,26 @@ def _load_golden(key: str, path: Path) -> Golden:
 
 
 def build_cluster(home: Path, recipe: GoldenRecipe, credentials: Credentials, *,
-                  procs: ProcessTable) -> None:
-    """Fill ``home`` with a golden cluster: initdb, populate, fast stop, ``golden.json``.
-    The same steps whether ``home`` is the local store's or a Kubernetes volume."""
+                  procs: ProcessTable, base: Golden | None = None) -> None:
+    """Fill ``home`` with a golden cluster: initdb (or a copy of ``base``, the golden of
+    ``recipe.base``), populate, fast stop, ``golden.json``. Without ``base`` a recipe with one
+    builds it in place first. The same steps whether ``home`` is the local store's or a
+    Kubernetes volume."""
     started = time.monotonic()
-    instance = PostgresInstance(home, credentials, database=recipe.database)
+    if base is not None:
+        instance = PostgresInstance(home, base.credentials, database=recipe.database)
+        instance.write_config(recipe.settings)
+        instance.relocate(instance.port)  # its own log directory
+    else:
+        instance = PostgresInstance(home, credentials, database=recipe.database)
     try:
-        instance.initdb(recipe.settings, procs)
+        if base is None:
+            instance.initdb(recipe.settings, procs)
         instance.start(procs)
+        if base is not None:
+            _rotate(instance, credentials)
+        elif recipe.base is not None:
+            recipe.base.populate(instance)
         recipe.populate(instance)
         # fast, never immediate: crash recovery would zero the statistics the fault
         # rests on (see env.postgres).
@@ -102,6 +121,18 @@ def build_cluster(home: Path, recipe: GoldenRecipe, credentials: Credentials, *,
     meta_path = home / GOLDEN_META
     meta_path.write_text(json.dumps(meta, indent=1))
     meta_path.chmod(0o600)
+
+
+def _rotate(instance: PostgresInstance, credentials: Credentials) -> None:
+    """A golden built on a shared base gets passwords of its own: one scenario's, read off
+    its snapshot, opens no other's."""
+    with psycopg.connect(instance.dsn(database="postgres", application_name="dbabench-build"),
+                         autocommit=True) as conn:
+        for role, password in ((SUPERUSER, credentials.superuser_password),
+                               (APP_ROLE, credentials.app_password)):
+            conn.execute(pgsql.SQL("ALTER ROLE {} PASSWORD {}").format(
+                pgsql.Identifier(role), pgsql.Literal(password)))
+    instance.credentials = credentials
 
 
 @dataclass
@@ -155,9 +186,18 @@ class LocalEnvironment:
                 for old in path.parent.glob(supersedes):
                     if old.is_dir():
                         shutil.rmtree(old)
+            base = None
+            if recipe.base is not None:
+                family = recipe.base.key.rsplit("-", 1)[0]
+                base = self.ensure_golden(recipe.base,
+                                          supersedes=f"{family}-{'?' * KEY_DIGEST_CHARS}")
             building = path.with_name(f".{key}.building-{uuid.uuid4().hex[:8]}")
             try:
-                build_cluster(building, recipe, Credentials.generate(), procs=self.procs)
+                if base is not None:
+                    self.store.copy(base.path, building)
+                    chown_for_postgres(building, tree=True)
+                build_cluster(building, recipe, Credentials.generate(), procs=self.procs,
+                              base=base)
                 self.store.seal(building)
                 building.rename(path)
             except BaseException:

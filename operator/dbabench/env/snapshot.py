@@ -192,12 +192,18 @@ class SnapshotStore:
         target = self.root / "clones" / name
         if target.exists():
             raise SnapshotError(f"clone {target} already exists")
-        flag = "--reflink=always" if self.strategy in ("reflink", "xfs-loop") else "--reflink=never"
         # the owner first: a run killed while it copies leaves a clone the next run reaps
         target.mkdir()
         (target / OWNER_FILE).write_text(str(os.getpid()))
-        _run(["cp", "-a", flag, f"{golden}/.", str(target)])
+        self.copy(golden, target)
         return target
+
+    def copy(self, golden: Path, target: Path) -> None:
+        """``golden``'s files into the directory ``target`` (made if missing), shared by
+        reflink where the store can."""
+        target.mkdir(exist_ok=True)
+        flag = "--reflink=always" if self.strategy in ("reflink", "xfs-loop") else "--reflink=never"
+        _run(["cp", "-a", flag, f"{golden}/.", str(target)])
 
     def abandoned_clones(self) -> list[Path]:
         """Clones whose owning process died (SIGKILL, power loss); none where the store is

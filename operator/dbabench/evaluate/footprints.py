@@ -36,7 +36,7 @@ from dbabench.jsonl import complete_records
 from dbabench.model.footprint import Finding, FootprintScan, Kind, Place, PlaceCount, Source
 from dbabench.model.scenario import EstimatePredicate, Scenario, SqlPredicate, SqlStep
 from dbabench.model.workload import JobStep, Server
-from dbabench.scenario.datasets import DATASETS
+from dbabench.scenario.datasets import dataset_of
 from dbabench.tools import logs
 from dbabench.tools.context import ToolContext
 from dbabench.workload import engine
@@ -199,8 +199,7 @@ class Manifest:
             manifest.fault_settings |= _stored_settings(text)
         manifest.fault_tables = _unanalysed_writes(sql)
         manifest.fault_settings |= {name.lower() for name in spec.database.settings}
-        dataset = DATASETS[spec.database.dataset](spec.database.scale)
-        for statement in dataset.statements:
+        for statement in dataset_of(spec.database).statements:
             manifest.add(Source.SETUP, statement)
         for setting in spec.intended:
             manifest.add(Source.SETUP, setting.statement())

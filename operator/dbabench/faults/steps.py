@@ -16,7 +16,7 @@ from dbabench.errors import PermanentInfraError
 from dbabench.env.postgres import APP_ROLE, PostgresInstance
 from dbabench.model.scenario import FaultStep, IntendedSetting, ScenarioSpec, SqlStep
 from dbabench.model.workload import JobStep
-from dbabench.scenario.datasets import DATASETS, Dataset
+from dbabench.scenario.datasets import Dataset, dataset_of
 
 
 class FaultError(PermanentInfraError, RuntimeError):
@@ -61,8 +61,25 @@ def create_database(instance: PostgresInstance, dataset: Dataset) -> None:
             pgsql.Identifier(APP_ROLE), pgsql.Literal(instance.credentials.app_password)))
         conn.execute(pgsql.SQL("CREATE DATABASE {}").format(pgsql.Identifier(instance.database)))
     run_sql(instance, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
-    for statement in dataset.statements:
-        run_sql(instance, statement)
+    starts = [*dataset.sessions, len(dataset.statements)]
+    for start, end in zip(starts, starts[1:]):
+        with psycopg.connect(instance.dsn(application_name="dbabench-build"),
+                             autocommit=True) as conn:
+            for statement in dataset.statements[start:end]:
+                try:
+                    conn.execute(statement.encode())  # bytes: no placeholder parsing of '%'
+                except psycopg.Error as e:
+                    raise FaultError(f"the {dataset.name} dataset's build failed: {e.sqlstate}"
+                                     f" {str(e).strip()}\n  in: {statement.strip()[:300]}") from e
+    for setting in dataset.intended:
+        _store(instance, setting)
+
+
+def _store(instance: PostgresInstance, setting: IntendedSetting, *, reset: bool = False) -> None:
+    """Store (or remove) an intended setting in its layer: a table's in the application's
+    database, the others' from ``postgres`` (they are the cluster's)."""
+    run_sql(instance, setting.reset() if reset else setting.statement(),
+            database=None if setting.table else "postgres")
 
 
 def apply_steps(instance: PostgresInstance, steps: list[FaultStep], *,
@@ -89,29 +106,43 @@ def apply_steps(instance: PostgresInstance, steps: list[FaultStep], *,
     return jobs
 
 
-def populate_golden(instance: PostgresInstance, spec: ScenarioSpec) -> None:
+def populate_golden(instance: PostgresInstance, spec: ScenarioSpec, *,
+                    on_base: bool = False) -> None:
     """What a golden snapshot holds: the dataset, the intended state, the persistent fault,
-    the standby's slot.
+    the standby's slot. ``on_base``: ``instance`` is a clone of the dataset's own snapshot
+    (``populate_base``), which holds the dataset and its intended state already.
 
-    PostgreSQL keeps a layer's settings (a ``pg_db_role_setting`` row, ``postgresql.auto.conf``)
-    in the order they were first set, so where the fault sits among the intended settings
-    must tell nothing: some are stored before it (``_early``), the rest after it, and each is
-    set again after it (in place: the order stays). Only the server's (not reloaded until
-    after the fault) and those of roles that exist by then can go first; a database's never
-    does, since it would govern the fault's own sessions."""
-    create_database(instance, DATASETS[spec.database.dataset](spec.database.scale))
+    PostgreSQL keeps a layer's settings (a ``pg_db_role_setting`` row, ``postgresql.auto.conf``,
+    a table's reloptions) in the order they were first set, so where the fault sits among the
+    intended settings must tell nothing: some are stored before it (``_early``), the rest after
+    it (the base's are removed first), and each is set again after it (in place: the order
+    stays). Only the server's (not reloaded until after the fault), tables' and those of roles
+    that exist by then can go first; a database's never does, since it would govern the
+    fault's own sessions."""
+    dataset = dataset_of(spec.database)
+    if not on_base:
+        create_database(instance, dataset)
+    in_base = {s.key for s in dataset.intended}  # create_database stores them
     roles = _roles(instance)
     for setting in spec.intended:
-        if (_early(setting, spec) and setting.database is None
-                and (setting.role is None or setting.role in roles)):
-            run_sql(instance, setting.statement(), database="postgres")
+        early = _early(setting, spec) and (setting.table is not None or (
+            setting.database is None and (setting.role is None or setting.role in roles)))
+        if setting.key in in_base and not early:
+            _store(instance, setting, reset=True)
+        elif setting.key not in in_base and early:
+            _store(instance, setting)
     apply_steps(instance, spec.fault.persistent)
     for setting in spec.intended:
-        run_sql(instance, setting.statement(), database="postgres")
-    if any(s.role is None and s.database is None for s in spec.intended):
+        _store(instance, setting)
+    if any(s.role is None and s.database is None and s.table is None for s in spec.intended):
         run_sql(instance, "SELECT pg_reload_conf()", database="postgres")
     replica = spec.database.replica
     if replica is not None and replica.slot:
         # reserved now: the standby, cloned from this golden, starts streaming at its end
         run_sql(instance, f"SELECT pg_create_physical_replication_slot('{replica.slot}', true)",
                 database="postgres")
+
+
+def populate_base(instance: PostgresInstance, dataset: Dataset) -> None:
+    """A shared dataset's own snapshot: the dataset and its intended state, no scenario's."""
+    create_database(instance, dataset)

@@ -10,6 +10,7 @@ from pydantic import Field, field_validator, model_validator
 
 from dbabench.model import taxonomy
 from dbabench.model.base import Model
+from dbabench.model.dataset import DatasetName
 from dbabench.model.report import ObjectRef, Report
 from dbabench.model.safety import RuleId
 from dbabench.model.status import ScenarioStatus
@@ -60,7 +61,7 @@ class Metadata(Model):
 class DatabaseSpec(Model):
     version: Literal["15"] = Field(description="PostgreSQL major version")
     name: str = Field(default="app", description="database the application uses")
-    dataset: Literal["checkout"] = Field(description="schema and data loaded before the fault")
+    dataset: DatasetName = Field(description="schema and data loaded before the fault")
     scale: int = Field(default=1, ge=1, description="dataset size multiplier")
     settings: dict[str, SettingValue] = Field(
         default_factory=dict,
@@ -306,33 +307,58 @@ def _identifier(name: str) -> str:
 
 class IntendedSetting(Model):
     """A setting the business relies on, in the layer where it lives: a role's, a database's,
-    a role's in one database, or the server's (neither given: ALTER SYSTEM). It is baked into
-    the golden after the persistent fault, and the outcome checks it is still in force: the
-    narrow fix leaves it alone, a blanket reset of its layer destroys it."""
+    a role's in one database, the server's (none given: ALTER SYSTEM), or a table's storage
+    parameter (``table``, schema-qualified: ALTER TABLE ... SET). It is baked into the golden
+    around the persistent fault, and the outcome checks it is still in force: the narrow fix
+    leaves it alone, a blanket reset of its layer destroys it."""
 
     role: str | None = Field(default=None, min_length=1)
     database: str | None = Field(default=None, min_length=1)
+    table: str | None = Field(default=None, pattern=r"^[a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*$",
+                              description="schema.table, for a storage parameter (reloption)")
     name: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_.]*$")
     value: str | list[str] = Field(
         description="the value; a list for list settings (search_path), one element each")
     purpose: str = Field(min_length=1, description="who relies on it, and for what")
     weight: float = Field(default=1.0, gt=0)
 
+    @model_validator(mode="after")
+    def _one_layer(self) -> "IntendedSetting":
+        if self.table is not None and (self.role is not None or self.database is not None):
+            raise ValueError("a table's storage parameter has no role or database: give table"
+                             " alone, or role and/or database alone")
+        return self
+
     @property
     def layer(self) -> str:
-        """The layer in words: role bi, database app, role bi in database app, server."""
+        """The layer in words: role bi, database app, role bi in database app, table
+        analytics.stage_orders, server."""
+        if self.table is not None:
+            return f"table {self.table}"
         parts = [f"role {self.role}" if self.role else "",
                  f"database {self.database}" if self.database else ""]
         return " in ".join(p for p in parts if p) or "server"
 
-    def _stored(self) -> str:
-        # how PostgreSQL writes the value back (pg_db_role_setting, postgresql.auto.conf)
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        """Where it is stored and its name: two entries with one key are one setting."""
+        return ((self.role or "").lower(), (self.database or "").lower(),
+                (self.table or "").lower(), self.name.lower())
+
+    @property
+    def stored_value(self) -> str:
+        """The value as PostgreSQL writes it back (pg_db_role_setting, postgresql.auto.conf,
+        reloptions)."""
         return ", ".join(self.value) if isinstance(self.value, list) else self.value
 
     def statement(self) -> str:
         """The SQL that sets it."""
         value = (", ".join(map(_literal, self.value)) if isinstance(self.value, list)
                  else _literal(self.value))
+        if self.table is not None:
+            schema, table = self.table.split(".")
+            return (f"ALTER TABLE {_identifier(schema)}.{_identifier(table)}"
+                    f" SET ({self.name} = {value})")
         if self.role is None and self.database is None:
             return f"ALTER SYSTEM SET {self.name} = {value}"
         target = (f"ROLE {_identifier(self.role)}" if self.role else
@@ -341,13 +367,30 @@ class IntendedSetting(Model):
             target += f" IN DATABASE {_identifier(self.database)}"
         return f"ALTER {target} SET {self.name} = {value}"
 
+    def reset(self) -> str:
+        """The SQL that removes it from its layer."""
+        if self.table is not None:
+            schema, table = self.table.split(".")
+            return f"ALTER TABLE {_identifier(schema)}.{_identifier(table)} RESET ({self.name})"
+        if self.role is None and self.database is None:
+            return f"ALTER SYSTEM RESET {self.name}"
+        stored = self.statement()
+        return stored[:stored.rindex(" SET ")] + f" RESET {self.name}"
+
     def check(self) -> OutcomeCheck:
         """The outcome check that it is still in force: still stored in its own layer."""
-        name, stored = _literal(self.name.lower()), _literal(self._stored().lower())
-        slug = "-".join(w for w in (self.role, self.database, self.name) if w)
+        name, stored = _literal(self.name.lower()), _literal(self.stored_value.lower())
+        slug = "-".join(w for w in (self.role, self.database, self.table, self.name) if w)
         slug = "".join(ch if ch.isalnum() else "-" for ch in slug.lower())
-        if self.role is None and self.database is None:
-            sql = ("SELECT EXISTS (SELECT 1 FROM pg_file_settings WHERE error IS NULL"
+        if self.table is not None:
+            sql = ("SELECT EXISTS (SELECT 1 FROM pg_class c, unnest(c.reloptions) o"
+                   f" WHERE c.oid = to_regclass({_literal(self.table)})"
+                   f" AND lower(split_part(o, '=', 1)) = {name}"
+                   f" AND lower(substr(o, strpos(o, '=') + 1)) = {stored})")
+        elif self.role is None and self.database is None:
+            # stored and valid; one that needs a restart is stored all the same
+            sql = ("SELECT EXISTS (SELECT 1 FROM pg_file_settings WHERE (error IS NULL"
+                   " OR error = 'setting could not be applied')"
                    " AND sourcefile LIKE '%/postgresql.auto.conf'"
                    f" AND lower(name) = {name} AND lower(setting) = {stored})")
         else:
@@ -361,7 +404,7 @@ class IntendedSetting(Model):
                    f" AND lower(substr(c, strpos(c, '=') + 1)) = {stored})")
         return OutcomeCheck(weight=self.weight, predicate=SqlPredicate(
             name=f"intended-{slug}", check="sql", sql=sql,
-            description=f"{self.name} of {self.layer} is still {self._stored()}: {self.purpose}"))
+            description=f"{self.name} of {self.layer} is still {self.stored_value}: {self.purpose}"))
 
 
 # Reference path, remediation ----------------------------------------------------------------

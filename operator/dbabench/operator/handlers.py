@@ -44,6 +44,7 @@ from dbabench.runner.campaign import CampaignError
 from dbabench.runner.campaign import select as campaign_select
 from dbabench.runner.run import prepare_golden, run_scenario
 from dbabench.scenario import difficulty
+from dbabench.scenario.datasets import complete
 from dbabench.scenario.loader import format_validation_error, scenarios_root
 
 SCENARIOS = (GROUP, VERSION, "scenarios")
@@ -120,9 +121,9 @@ def _manifest(scenario: Scenario) -> str:
 
 
 def _scenario(body: kopf.Body) -> Scenario:
-    return Scenario.model_validate({"apiVersion": body["apiVersion"], "kind": body["kind"],
+    return complete(Scenario.model_validate({"apiVersion": body["apiVersion"], "kind": body["kind"],
                                     "metadata": {"name": body["metadata"]["name"]},
-                                    "spec": dict(body["spec"])})
+                                    "spec": dict(body["spec"])}))
 
 
 @kopf.on.resume(*SCENARIOS)

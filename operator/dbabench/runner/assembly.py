@@ -17,23 +17,33 @@ from psycopg.conninfo import make_conninfo
 from dbabench.env.local import GoldenRecipe
 from dbabench.env.postgres import (AGENT_APPLICATION, APP_ROLE, BASELINE_SETTINGS,
                                    HARNESS_APPLICATION, PostgresInstance)
-from dbabench.faults.steps import populate_golden
+from dbabench.faults.steps import populate_base, populate_golden
 from dbabench.model.scenario import Scenario
 from dbabench.model.task import AgentTask
 from dbabench.model.tool import ToolName
 from dbabench.model.workload import JobStep
 from dbabench.policy.reach import startup_options
 from dbabench.records.run import RunFiles
-from dbabench.scenario.loader import golden_key
+from dbabench.scenario.datasets import dataset_of
+from dbabench.scenario.loader import base_key, golden_key
 from dbabench.tools.context import InstanceControl, ServerAccess, ToolContext
 from dbabench.tools.gate import Budget, ToolGate
 from dbabench.workload.engine import WorkloadConfig
 
 def golden_recipe(scenario: Scenario) -> GoldenRecipe:
+    """The scenario's golden; on a shared dataset (the estate), a clone of its own snapshot."""
     spec = scenario.spec
+    dataset = dataset_of(spec.database)
+    base = None
+    if dataset.shared:
+        base = GoldenRecipe(key=base_key(dataset, spec.database.name, BASELINE_SETTINGS),
+                            database=spec.database.name, settings={},
+                            populate=lambda instance: populate_base(instance, dataset))
     return GoldenRecipe(key=golden_key(scenario, BASELINE_SETTINGS), database=spec.database.name,
                         settings=spec.database.settings,
-                        populate=lambda instance: populate_golden(instance, spec))
+                        populate=lambda instance: populate_golden(instance, spec,
+                                                                  on_base=base is not None),
+                        base=base)
 
 
 def workload_config(scenario: Scenario, primary: PostgresInstance, jobs: list[JobStep],

@@ -2,18 +2,54 @@
 
 A dataset is SQL the superuser runs in the application database. Its version is part of the
 golden snapshot's key, so changing it here rebuilds every snapshot that uses it.
+
+Two datasets: ``checkout``, three tables of one service, and ``estate``, a company's primary
+database (``estate/``: SQL files run in name order as psql would run them, with ``:scale`` and
+``:volume``, and the intended state the business relies on, ``estate/intended/*.yaml``). The
+estate is shared: built once per machine as a snapshot of its own, which each scenario's golden
+clones (env.local), and its intended state is part of every scenario that uses it.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import os
+import re
 from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+from pglast.parser import ParseError, split
+from pydantic import ValidationError
+
+from dbabench.errors import BadInput, PermanentInfraError
+from dbabench.model.dataset import DatasetName
+from dbabench.model.scenario import DatabaseSpec, IntendedSetting, Scenario
+
+ESTATE_DIR = Path(__file__).with_name("estate")
+ESTATE_VOLUME = "DBABENCH_ESTATE_VOLUME"
+"""The environment variable that makes the estate smaller: percent of its full size (1-100,
+100 when unset). For tests and quick tries; the golden key follows it."""
+_VARIABLE = re.compile(r"(?<![:\w]):(scale|volume)\b")
+
+
+class DatasetError(PermanentInfraError, ValueError):
+    """A dataset's files are not what the loader can run: a bug in the checkout."""
 
 
 @dataclass(frozen=True)
 class Dataset:
     name: str
-    version: int
+    version: int | str
     statements: tuple[str, ...]
+    sessions: tuple[int, ...] = (0,)
+    """Where each session starts in ``statements`` (a file runs in a session of its own, as
+    psql would run it: a ``SET`` in one file does not reach the next)."""
+    intended: tuple[IntendedSetting, ...] = ()
+    """What the business relies on in this database, in every scenario built on it."""
+    shared: bool = False
+    """Built once as a snapshot of its own, which each scenario's golden is a clone of."""
 
 
 def checkout(scale: int) -> Dataset:
@@ -55,4 +91,78 @@ def checkout(scale: int) -> Dataset:
     )
 
 
-DATASETS = {"checkout": checkout}
+def _intended(directory: Path) -> tuple[IntendedSetting, ...]:
+    found: list[IntendedSetting] = []
+    for path in sorted(directory.glob("*.yaml")):
+        entries = yaml.safe_load(path.read_text()) or []
+        if not isinstance(entries, list):
+            raise DatasetError(f"{path}: expected a list of intended settings")
+        for number, entry in enumerate(entries, 1):
+            try:
+                found.append(IntendedSetting.model_validate(entry))
+            except ValidationError as e:
+                raise DatasetError(f"{path}, entry {number}: {e}") from e
+    keys = [s.key for s in found]
+    twice = sorted({"/".join(filter(None, k)) for k in keys if keys.count(k) > 1})
+    if twice:
+        raise DatasetError(f"{directory}: intended setting(s) declared twice: {twice}")
+    return tuple(found)
+
+
+def estate(scale: int) -> Dataset:
+    """A marketplace's primary database: the checkout core of ``checkout(scale)`` in public,
+    and payments, identity, catalog, fulfilment, an analytics warehouse, events and jobs
+    around it (docs/estate.md)."""
+    text = os.environ.get(ESTATE_VOLUME, "100")
+    if not text.isdigit() or not 1 <= int(text) <= 100:
+        raise BadInput(f"{ESTATE_VOLUME}={text!r}: give a percent from 1 to 100, or unset it")
+    return estate_at(scale, int(text))
+
+
+@functools.lru_cache(maxsize=8)
+def estate_at(scale: int, volume: int) -> Dataset:
+    """The estate at ``volume`` percent of its full size."""
+    files = sorted((ESTATE_DIR / "sql").glob("*.sql"))
+    if not files:
+        raise DatasetError(f"no SQL files in {ESTATE_DIR / 'sql'}")
+    values = {"scale": str(scale), "volume": str(volume)}
+    digest = hashlib.sha256()
+    statements: list[str] = []
+    sessions: list[int] = []
+    for path in files:
+        text = path.read_text()
+        digest.update(path.name.encode() + b"\0" + text.encode() + b"\0")
+        try:
+            parts = [s.strip() for s in split(_VARIABLE.sub(lambda m: values[m.group(1)], text))]
+        except ParseError as e:
+            raise DatasetError(f"{path}: {e}") from e
+        sessions.append(len(statements))
+        statements += [s for s in parts if s]
+    intended = _intended(ESTATE_DIR / "intended")
+    for setting in intended:
+        digest.update(setting.statement().encode() + b"\0")
+    return Dataset(name="estate", version=digest.hexdigest()[:12],
+                   statements=(*statements, "VACUUM ANALYZE"), sessions=tuple(sessions),
+                   intended=intended, shared=True)
+
+
+DATASETS = {DatasetName.checkout: checkout, DatasetName.estate: estate}
+
+
+def dataset_of(database: DatabaseSpec) -> Dataset:
+    return DATASETS[database.dataset](database.scale)
+
+
+def complete(scenario: Scenario) -> Scenario:
+    """The scenario with its dataset's intended state ahead of its own (a setting of its own
+    in the same place wins). Idempotent: a scenario read back from a run is not changed."""
+    dataset = dataset_of(scenario.spec.database)
+    if not dataset.intended:
+        return scenario
+    own = {s.key for s in scenario.spec.intended}
+    added = [s for s in dataset.intended if s.key not in own]
+    if not added:
+        return scenario
+    done = scenario.model_copy(deep=True)
+    done.spec.intended = [*added, *scenario.spec.intended]
+    return Scenario.model_validate(done.model_dump(mode="json", by_alias=True))

@@ -17,7 +17,7 @@ from pydantic.alias_generators import to_camel
 
 from dbabench.errors import BadInput
 from dbabench.model.scenario import Scenario
-from dbabench.scenario.datasets import DATASETS
+from dbabench.scenario.datasets import Dataset, complete, dataset_of
 from dbabench.yamltext import load_yaml
 
 
@@ -62,7 +62,7 @@ def parse(text: str, source: str = "<string>") -> Scenario:
         raise ScenarioError(f"{source}: expected a mapping with apiVersion, kind, metadata, spec")
     try:
         # the names the CRD has (camelCase): a manifest the loader takes, kubectl applies
-        return Scenario.model_validate(doc, by_name=False)
+        return complete(Scenario.model_validate(doc, by_name=False))
     except ValidationError as e:
         raise ScenarioError(format_validation_error(source, e)) from e
 
@@ -113,7 +113,7 @@ def golden_key(scenario: Scenario, baseline: dict[str, str]) -> str:
     """Changes whenever anything baked into the golden snapshot would change (fields left at
     their defaults are not part of it: a new optional field keeps every golden)."""
     spec = scenario.spec
-    dataset = DATASETS[spec.database.dataset](spec.database.scale)
+    dataset = dataset_of(spec.database)
     material = json.dumps({
         "database": spec.database.model_dump(mode="json", exclude_defaults=True),
         "persistent": [s.model_dump(mode="json", exclude_defaults=True)
@@ -126,3 +126,12 @@ def golden_key(scenario: Scenario, baseline: dict[str, str]) -> str:
         "baseline": baseline,
     }, sort_keys=True)
     return f"{scenario.name}-{hashlib.sha256(material.encode()).hexdigest()[:KEY_DIGEST_CHARS]}"
+
+
+def base_key(dataset: Dataset, database: str, baseline: dict[str, str]) -> str:
+    """The key of a shared dataset's own snapshot (``Dataset.shared``): what each golden of a
+    scenario built on it is a clone of."""
+    material = json.dumps({"dataset": [dataset.name, dataset.version, list(dataset.statements),
+                                       [s.statement() for s in dataset.intended]],
+                           "database": database, "baseline": baseline}, sort_keys=True)
+    return f"{dataset.name}-base-{hashlib.sha256(material.encode()).hexdigest()[:KEY_DIGEST_CHARS]}"

@@ -29,7 +29,6 @@ One module a section, named for it (``server``, ``dataset``, ``workload``, ``met
 from __future__ import annotations
 
 from pathlib import Path
-from typing import get_args
 
 from dbabench.evaluate.reference import (
     checks,
@@ -51,7 +50,7 @@ from dbabench.evaluate.reference.manifest_fields import (
 )
 from dbabench.evaluate.reference.metrics import NODE_COLLECTOR_SERIES
 from dbabench.evaluate.reference.workload import OUTCOME_EXAMPLES
-from dbabench.model.scenario import DatabaseSpec
+from dbabench.model.dataset import DatasetName
 from dbabench.scenario.datasets import DATASETS
 
 __all__ = [
@@ -72,7 +71,7 @@ SECTIONS = (("The server", "the-server"), ("The checkout dataset", "the-checkout
 
 def render(root: Path) -> str:
     """The page; ``root``: the scenario manifests (for the metrics they query)."""
-    name = get_args(DatabaseSpec.model_fields["dataset"].annotation)[0]
+    name = DatasetName.checkout
     build = build_statements(DATASETS[name](1))
     at_two = dataset_shape(build_statements(DATASETS[name](2)))
     lines = [

@@ -37,7 +37,8 @@ def section(name: str, build: list[Statement], at_two: DatasetShape) -> list[str
     lines = [
         f"## The {name} dataset",
         "",
-        f"`database.dataset: {name}` (scenario/datasets.py, the only one).",
+        f"`database.dataset: {name}` (scenario/datasets.py; the other, `estate`, a company's"
+        " primary database around this one, is described in [The estate](estate.md)).",
         doc(DATASETS[name]),
         "",
         f"The harness builds it once per golden snapshot: as `{postgres.SUPERUSER}` it creates"
