@@ -10,7 +10,8 @@ import yaml
 from dbabench.cli.main import main
 from dbabench.evaluate.diagnosis import evaluate_diagnosis
 from dbabench.model.report import Report
-from dbabench.scenario.loader import ScenarioError, discover, golden_key, parse, scenarios_root
+from dbabench.scenario.loader import (ScenarioError, discover, golden_key, load_file, parse,
+                                      scenarios_root)
 
 SHIPPED = sorted(scenarios_root().rglob("*.yaml"))
 
@@ -208,3 +209,38 @@ def test_a_cause_or_kind_outside_the_vocabulary_is_named_with_its_path() -> None
     assert "spec.diagnosis.conditions[0].causes" in message
     assert "nearest: stale_statistics" in message
     assert "spec.decoyReport.affectedObjects[0].kind" in message
+
+
+def test_a_variant_is_its_base_with_its_spec_merged_over(tmp_path: Path) -> None:
+    base = base_doc()
+    (tmp_path / "base.yaml").write_text(yaml.safe_dump(base))
+    variant = {"apiVersion": base["apiVersion"], "kind": "ScenarioVariant",
+               "metadata": {"name": "base-in-estate"}, "base": "base.yaml",
+               "spec": {"database": {"dataset": "estate"}}}
+    path = tmp_path / "variant.yaml"
+    path.write_text(yaml.safe_dump(variant))
+    scenario = load_file(path)
+    original = parse(yaml.safe_dump(base))
+    assert scenario.name == "base-in-estate"
+    assert scenario.metadata.labels["dbabench.io/variant-of"] == original.name
+    assert scenario.spec.database.dataset == "estate"
+    # the rest of database, and every other field, is the base's
+    assert scenario.spec.database.scale == original.spec.database.scale
+    assert scenario.spec.fault == original.spec.fault
+    assert scenario.spec.outcome == original.spec.outcome
+    # the estate's intended state comes with its dataset
+    assert len(scenario.spec.intended) > len(original.spec.intended)
+    assert golden_key(scenario, {}) != golden_key(original, {})
+
+    def refused(doc: dict) -> str:
+        path.write_text(yaml.safe_dump(doc))
+        with pytest.raises(ScenarioError) as e:
+            load_file(path)
+        return str(e.value)
+
+    assert "cannot read" in refused(dict(variant, base="missing.yaml"))
+    assert "not ['metadta']" in refused(dict(variant, metadta={}))
+    (tmp_path / "other.yaml").write_text(yaml.safe_dump(variant))
+    assert "a variant of a variant" in refused(dict(variant, base="other.yaml"))
+    with pytest.raises(ScenarioError, match="read from a file"):
+        parse(yaml.safe_dump(variant))

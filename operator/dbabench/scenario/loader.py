@@ -53,13 +53,65 @@ def format_validation_error(source: str, error: ValidationError) -> str:
     return "\n".join(lines)
 
 
-def parse(text: str, source: str = "<string>") -> Scenario:
+VARIANT_KIND = "ScenarioVariant"
+"""A manifest that is another scenario with some of its spec changed (``base``, a path next
+to it; ``spec``, merged over the base's): the same fault in another setting, such as the
+estate, written once."""
+
+
+def _merged(base: object, change: object) -> object:
+    """``change`` over ``base``: mappings merge key by key, anything else is replaced."""
+    if isinstance(base, dict) and isinstance(change, dict):
+        return {**base, **{k: _merged(base.get(k), v) for k, v in change.items()}}
+    return change
+
+
+def _read(text: str, source: str) -> dict:
     try:
         doc = load_yaml(text)
     except yaml.YAMLError as e:
         raise ScenarioError(f"{source}: not valid YAML: {e}") from e
     if not isinstance(doc, dict):
         raise ScenarioError(f"{source}: expected a mapping with apiVersion, kind, metadata, spec")
+    return doc
+
+
+def _variant(doc: dict, source: str) -> dict:
+    """The whole manifest a ``ScenarioVariant`` stands for."""
+    extra = sorted(set(doc) - {"apiVersion", "kind", "metadata", "base", "spec"})
+    if extra or not isinstance(doc.get("base"), str) or not isinstance(doc.get("spec", {}), dict):
+        raise ScenarioError(f"{source}: a {VARIANT_KIND} has apiVersion, kind, metadata, base"
+                            " (the path of the scenario it varies, next to it) and spec (what"
+                            " it changes)" + (f"; not {extra}" if extra else ""))
+    if source.startswith("<"):
+        raise ScenarioError(f"{source}: a {VARIANT_KIND} is read from a file (its base is a path"
+                            " next to it)")
+    path = Path(source).parent / doc["base"]
+    try:
+        base = _read(path.read_text(), str(path))
+    except OSError as e:
+        raise ScenarioError(f"{source}: base {doc['base']!r}: cannot read {path}:"
+                            f" {e.strerror}") from e
+    if base.get("kind") != "Scenario":
+        raise ScenarioError(f"{source}: base {doc['base']!r} is a {base.get('kind')}, not a"
+                            " Scenario (a variant of a variant is not read)")
+    metadata = doc.get("metadata") or {}
+    labels = {**(base.get("metadata") or {}).get("labels", {}), **metadata.get("labels", {}),
+              VARIANT_OF_LABEL: base.get("metadata", {}).get("name", "")}
+    annotations = {**(base.get("metadata") or {}).get("annotations", {}),
+                   **metadata.get("annotations", {})}
+    return {"apiVersion": doc.get("apiVersion"), "kind": "Scenario",
+            "metadata": {**metadata, "labels": labels, "annotations": annotations},
+            "spec": _merged(base.get("spec"), doc.get("spec", {}))}
+
+
+VARIANT_OF_LABEL = "dbabench.io/variant-of"
+
+
+def parse(text: str, source: str = "<string>") -> Scenario:
+    doc = _read(text, source)
+    if doc.get("kind") == VARIANT_KIND:
+        doc = _variant(doc, source)
     try:
         # the names the CRD has (camelCase): a manifest the loader takes, kubectl applies
         return complete(Scenario.model_validate(doc, by_name=False))
