@@ -24,6 +24,7 @@ import yaml
 
 from dbabench.env.processes import free_port, reap_orphans, stop_pid
 from dbabench.operator.handlers import CAMPAIGN_POLL_SECONDS
+from dbabench.scenario.loader import VARIANT_KIND, load_file
 
 from model_server import call, scripted_model
 from waiting import eventually
@@ -125,13 +126,23 @@ def test_api_server_rejects_invalid_manifests_naming_the_field(
     assert "action job requires" in done.stderr
 
 
-def test_scenario_file_applies_as_is(control_plane: ControlPlane, namespace: str) -> None:
+def test_scenario_file_applies_as_is(control_plane: ControlPlane, namespace: str,
+                                     tmp_path: Path) -> None:
     control_plane.kubectl("apply", "-n", namespace, "-f", str(SCENARIO_FILE))
     assert get(control_plane, "scenario", "stale-stats-lock-chain", namespace)
-    # every scenario of the library is a Scenario the API server takes as it is written, and
-    # the example campaign a Campaign
+    # every scenario of the library is a Scenario the API server takes as it is written (a
+    # variant as the whole scenario it stands for, as `dbabench scenarios show` prints it),
+    # and the example campaign a Campaign
     files = [*sorted((REPO / "scenarios").rglob("*.yaml")), REPO / "examples" / "campaign.yaml"]
     assert len(files) > 50
+    variants = [f for f in files if yaml.safe_load(f.read_text())["kind"] == VARIANT_KIND]
+    assert variants
+    whole = tmp_path / "variants"
+    whole.mkdir()
+    for path in variants:
+        (whole / path.name).write_text(load_file(path).model_dump_json(
+            by_alias=True, exclude_defaults=True))
+    files = [*(f for f in files if f not in variants), *sorted(whole.iterdir())]
     done = control_plane.kubectl("apply", "--dry-run=server", "-n", namespace,
                                  *(a for f in files for a in ("-f", str(f))))
     assert done.stdout.count("(server dry run)") == len(files), done.stdout
