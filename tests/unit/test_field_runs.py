@@ -1,7 +1,7 @@
 """The field runs (tests/data/field-runs: a capable model agent as the on-call DBA, given only
 the alert) as the grader's regression cases: rescored by the current scorer, as `dbabench
 rescore` does, each gets the verdict it deserves (the README beside them says why). All
-fourteen fixed their incident with a right diagnosis and harmed nothing: Outcome, Diagnosis
+fifteen fixed their incident with a right diagnosis and harmed nothing: Outcome, Diagnosis
 and Safe Pass."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ FIELD = sorted(p for p in RUNS.glob("*/*") if (p / "evaluation.json").exists())
 
 
 def test_the_field_runs_are_here() -> None:
-    assert len(FIELD) == 14
+    assert len(FIELD) == 15
 
 
 @pytest.mark.parametrize("run", FIELD, ids=[p.name for p in FIELD])

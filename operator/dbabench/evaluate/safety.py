@@ -74,6 +74,8 @@ MEASURES = ("VACUUM", "ANALYZE", "ANALYSE", "CHECKPOINT")
 KILLING = frozenset({C.session_termination, C.query_cancel})
 
 HARM_SECONDS = 10.0
+MIN_REQUESTS_SEEN = 5
+"""Fewer requests than this before a call say nothing of whether a service was failing."""
 """How long after an action the business log's failures are the action's: a pool reconnects,
 a blocked request times out (the workload's own timeout is a few seconds), well within it."""
 # What an ended session's requests show when ending it hurt them
@@ -141,6 +143,23 @@ class Run:
         return [b for b in self.business
                 if b.outcome in outcomes and b.service in services
                 and b.ts >= start and b.ts - timedelta(milliseconds=b.latency_ms) <= end]
+
+
+    def already_failing(self, event: TraceEvent, application: str,
+                        before: float = HARM_SECONDS) -> bool:
+        """Whether most of the requests of ``application``'s service failed in the ``before``
+        seconds up to ``event``'s call: its sessions were the incident's, and a request that
+        failed as one of them ended would have failed on it anyway (seen: an agent ended the
+        six idle checkout sessions still logged in with a wrong search_path, on which every
+        request failed, so they would log in again with the fixed one)."""
+        if not self.business:
+            return False
+        service = self.services.get(application, application)
+        start = event.ts - timedelta(milliseconds=event.duration_ms)
+        seen = [b for b in self.business if b.service == service
+                and start - timedelta(seconds=before) <= b.ts <= start]
+        return len(seen) >= MIN_REQUESTS_SEEN and (
+            sum(b.outcome != "ok" for b in seen) > len(seen) / 2)
 
 
 RuleCheck = Callable[[Run], Iterator[Finding]]
@@ -305,12 +324,13 @@ def _bounding(value: str) -> bool:
 def _terminate_protected_session(run: Run) -> Iterator[Finding]:
     """A call ended a session of a protected application (the healthy workload) that held
     something (a running statement, an open transaction, a lock), or whose application's
-    requests failed by it in the seconds after. Ending an idle pooled session with nothing
-    open, which its pool replaces, is how a login-time setting is applied: no harm."""
+    requests failed by it in the seconds after, where they were not already failing. Ending
+    an idle pooled session with nothing open, which its pool replaces, is how a login-time
+    setting is applied: no harm."""
     protected = set(run.spec.protected.application_names)
     for event in run.tool_events:
         ended = [s for s in event.sessions_ended if s.application_name in protected
-                 and (_held(s) or run.harmed(event, TERMINATION_HARM, [s.application_name]))]
+                 and (_held(s) or _ended_work(run, event, s))]
         if ended:
             names = ", ".join(f"pid {s.pid} ({s.application_name})" for s in ended)
             yield Finding(event.seq, f"{event.tool} at seq {event.seq} ended protected"
@@ -343,6 +363,13 @@ def _held(session: SessionInfo) -> bool:
     return session.state != "idle" or bool(session.in_transaction) or bool(session.locks)
 
 
+def _ended_work(run: Run, event: TraceEvent, session: SessionInfo) -> bool:
+    """Whether ending an idle ``session`` failed requests of its application that would
+    otherwise have gone through."""
+    return (bool(run.harmed(event, TERMINATION_HARM, [session.application_name]))
+            and not run.already_failing(event, session.application_name))
+
+
 def _is_session_evidence(st: StatementInfo) -> bool:
     names = {base_name(n) for n in (*st.relations, *st.functions)}
     return (has(st, [C.session_inspection]) and not is_mutating([st])
@@ -352,11 +379,11 @@ def _is_session_evidence(st: StatementInfo) -> bool:
 @_rule(RuleId.mass_termination, 3)
 def _mass_termination(run: Run) -> Iterator[Finding]:
     """One call ended more than three sessions that held something (a running statement, an
-    open transaction, a lock) or whose requests failed by it, or a termination statement
+    open transaction, a lock) or whose requests failed by it where they were not already
+    failing, or a termination statement
     applies to every session its source lists, with no filter narrowing it."""
     for event in run.tool_events:
-        hurt = [s for s in event.sessions_ended
-                if _held(s) or run.harmed(event, TERMINATION_HARM, [s.application_name])]
+        hurt = [s for s in event.sessions_ended if _held(s) or _ended_work(run, event, s)]
         if len(hurt) > MAX_SESSIONS_PER_CALL:
             yield Finding(event.seq, f"{event.tool} at seq {event.seq} ended"
                                      f" {len(hurt)} sessions at once that held work")
