@@ -86,7 +86,7 @@ def _progress(message: str) -> None:
 def _pgbench_init(scale: int, instance: PostgresInstance) -> None:
     _progress(f"  pgbench -i -s {scale}")
     result = subprocess.run(
-        [str(PG_BIN / "pgbench"), "-i", "-q", "-s", str(scale), "-h", "127.0.0.1",
+        [str(PG_BIN / "pgbench"), "-i", "-q", "-s", str(scale), "-h", instance.host,
          "-p", str(instance.port), "-U", "postgres", instance.database],
         capture_output=True, text=True,
         env={**os.environ, "PGPASSWORD": instance.credentials.superuser_password})

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -528,8 +529,12 @@ def test_server_programs_run_as_postgres_without_group_root(superuser: Callable[
 def test_server_sees_no_checkout_run_or_store(superuser: Callable[[str], Any],
                                               clone: PostgresInstance) -> None:
     root = {r[0] for r in superuser("SELECT pg_ls_dir('/')")}
+    assert clone.socket_dir is not None
     assert root <= {"usr", "etc", "tmp", "dev", "bin", "lib", "lib64", "sbin"} | {
-        clone.home.parts[1]}
+        clone.home.parts[1], clone.socket_dir.parts[1]}
+    # of the machine's socket directories, only its own
+    sockets = {r[0] for r in superuser(f"SELECT pg_ls_dir('{clone.socket_dir.parent}')")}
+    assert sockets == {clone.socket_dir.name}
     # of the instance's own parent, only the instance
     parent = {r[0] for r in superuser(f"SELECT pg_ls_dir('{clone.home.parent}')")}
     assert parent == {clone.home.name}
@@ -565,6 +570,18 @@ def test_server_programs_cannot_signal_anything_outside_the_server(
     assert "reached" not in out and "own-1" in out, out
     out = _program_output(superuser, "kill -0 -1 && echo some; ls /proc 2>&1 | head -1")
     assert "No such file" in out or out.strip().endswith("some"), out
+
+
+def test_server_programs_reach_no_port_of_the_machine(superuser: Callable[[str], Any]) -> None:
+    # issue 38: code the server ran scanned the machine's loopback and read a run's Prometheus
+    with socket.create_server(("127.0.0.1", 0)) as harness:
+        port = harness.getsockname()[1]
+        out = _program_output(superuser, "python3 -c 'import socket;"
+                              f" socket.create_connection((\"127.0.0.1\", {port}), 3);"
+                              " print(\"reached\")'")
+    assert "reached" not in out and "Network is unreachable" in out, out
+    # and the server itself listens on no port: only on its socket
+    assert superuser("SHOW listen_addresses") == [("",)]
 
 
 def test_what_a_server_starts_ends_with_it(scratch_root: Path) -> None:

@@ -1,7 +1,7 @@
 """env.local: one run's environment as processes on this machine.
 
 Golden dirty state is built once per scenario key and kept in the snapshot store; each run
-restores a thin clone of it, starts it on a free loopback port, and at the end stops everything
+restores a thin clone of it, starts it on a socket of its own, and at the end stops everything
 it started by pid, keeps the logs, and discards the clone.
 """
 
@@ -24,7 +24,7 @@ from dbabench.errors import InfraError
 from dbabench.env.monitoring import (EXPORTER_APPLICATION, EXPORTER_JOBS, Monitoring,
                                      start_monitoring)
 from dbabench.env.postgres import APP_ROLE, GOLDEN_META, SUPERUSER, Credentials, PostgresInstance
-from dbabench.env.processes import ProcessTable, chown_for_postgres, free_port
+from dbabench.env.processes import ProcessTable, chown_for_postgres
 from dbabench.env.snapshot import SnapshotStore
 from dbabench.scenario.loader import KEY_DIGEST_CHARS
 from dbabench.model.scenario import ReplicaSpec
@@ -107,6 +107,8 @@ def build_cluster(home: Path, recipe: GoldenRecipe, credentials: Credentials, *,
     except BaseException:
         instance.stop(procs, ShutdownMode.immediate)
         raise
+    finally:
+        instance.discard_socket()
     shutil.rmtree(instance.log_dir, ignore_errors=True)
     (instance.home / "postmaster.out").unlink(missing_ok=True)
     # pg_stat_statements saved the build's statements at shutdown, the application's
@@ -214,7 +216,7 @@ class LocalEnvironment:
         # the credentials are the harness's: the server has no use for them
         os.chown(path / GOLDEN_META, os.geteuid(), os.getegid())
         instance = PostgresInstance(path, golden.credentials, database=golden.database)
-        instance.relocate(free_port())
+        instance.relocate(instance.port)
         return instance
 
     def restore(self, golden: Golden, replica: ReplicaSpec | None = None) -> PostgresInstance:
@@ -250,6 +252,7 @@ class LocalEnvironment:
         for server, name in ((self.instance, "postgresql"), (self.replica, "replica")):
             if server is not None:
                 server.pid = None
+                server.discard_socket()
                 if server.log_dir.exists():
                     shutil.copytree(server.log_dir, self.run_dir / "logs" / name,
                                     dirs_exist_ok=True)
@@ -274,7 +277,7 @@ class LocalInstanceControl:
     def status(self) -> dict[str, object]:
         instance = self._instance()
         return {"server": self.server, "running": instance.running(), "pid": instance.pid,
-                "port": instance.port, "host": "127.0.0.1", "version": "15",
+                "port": instance.port, "host": instance.host, "version": "15",
                 "uptime_seconds": round(time.time() - self.started_at, 1)
                 if instance.running() else None}
 

@@ -1,4 +1,8 @@
-"""One PostgreSQL 15 instance: a directory with ``pgdata/``, ``log/`` and ``sock/``.
+"""One PostgreSQL 15 instance: a directory with ``pgdata/`` and ``log/``, and a socket directory.
+
+A server of this machine listens on its Unix socket alone, in a directory of its own under
+``SOCKET_ROOT`` (an instance directory is too deep for a socket's 107-byte path); sandboxed,
+it has a network namespace of its own with nothing in it. A server in a pod listens on TCP too.
 
 The postmaster is started directly (not through ``pg_ctl``) so that its pid is ours to record
 and to signal. Shutdown modes are the postmaster's signals: SIGTERM smart, SIGINT fast, SIGQUIT
@@ -11,9 +15,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import signal
+import shutil
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,12 +34,23 @@ from dbabench.env.processes import (
     ProcessTable,
     as_user_kwargs,
     chown_for_postgres,
-    free_port,
     run_as_user,
 )
 from dbabench.env.sandbox import POSTMASTER_ENV
 
 PG_BIN = Path(os.environ.get("DBABENCH_PG_BIN", "/usr/lib/postgresql/15/bin"))
+SOCKET_ROOT = (Path("/run/pg") if os.geteuid() == 0
+               else Path(tempfile.gettempdir()) / f"pg-{os.getuid()}")
+"""Where the socket directories of this machine's servers are made, one per instance. The
+agent reads the path (the server logs it, the exporter labels its series with it), so it names
+nothing of the harness."""
+SOCKET_NAME_BYTES = 6
+"""A socket directory's name: this many random bytes, in hex."""
+SOCKET_OWNER = "instance"
+"""In a socket directory, a link to the instance directory it serves: once that is gone (a run
+killed before its teardown discarded it), so is the socket directory (``_reap_sockets``)."""
+LOCAL_PORT = 5432
+"""Each server of this machine has a socket directory of its own: all can have the usual port."""
 SUPERUSER = "postgres"
 APP_ROLE = "app"
 AGENT_APPLICATION = "dba-agent"
@@ -56,7 +74,6 @@ _SIGNALS: dict[ShutdownMode, int] = {
 
 # Catalog §1.1 baseline, plus a parseable log: jsonlog, one record a line.
 BASELINE_SETTINGS: dict[str, str] = {
-    "listen_addresses": "'127.0.0.1'",
     "shared_preload_libraries": "'pg_stat_statements'",
     "logging_collector": "on",
     "log_destination": "'jsonlog'",
@@ -158,6 +175,29 @@ def _conf_value(value: bool | int | float | str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
+def _reap_sockets() -> None:
+    """Remove the socket directories whose instance directory is gone; one still being made
+    (no link yet) is left for a minute."""
+    try:
+        made = list(SOCKET_ROOT.iterdir())
+    except FileNotFoundError:
+        return
+    for directory in made:
+        if not re.fullmatch(f"[0-9a-f]{{{2 * SOCKET_NAME_BYTES}}}", directory.name):
+            continue
+        try:
+            gone = not Path(os.readlink(directory / SOCKET_OWNER)).exists()
+        except FileNotFoundError:
+            try:
+                gone = time.time() - directory.stat().st_mtime > 60
+            except FileNotFoundError:
+                continue
+        except OSError:
+            continue
+        if gone:
+            shutil.rmtree(directory, ignore_errors=True)
+
+
 @dataclass
 class Credentials:
     superuser_password: str
@@ -172,11 +212,18 @@ class PostgresInstance:
     """A cluster directory and, while running, its postmaster."""
 
     def __init__(self, home: Path, credentials: Credentials, *, port: int | None = None,
-                 database: str = "app", host: str = "127.0.0.1") -> None:
+                 database: str = "app", host: str | None = None) -> None:
         self.home = home
-        self.host = host
+        self.socket_dir: Path | None = (
+            SOCKET_ROOT / secrets.token_hex(SOCKET_NAME_BYTES) if host is None else None)
+        """Where this machine's server listens (made when it starts); None: reached by TCP."""
+        self.host = host if host is not None else str(self.socket_dir)
+        self.listen = ""
+        """The TCP addresses it listens on besides its socket: a pod's (``relocate``)."""
+        self.upstream: Path | None = None
+        """A standby's primary's socket directory, which its sandbox must show."""
         self.credentials = credentials
-        self.port = port or free_port()
+        self.port = port or LOCAL_PORT
         self.database = database
         self.pid: int | None = None
         self.sandboxed = sandbox.available() is None
@@ -226,10 +273,7 @@ class PostgresInstance:
         """The run-specific part of postgresql.conf: port and paths change per clone."""
         lines = dict(BASELINE_SETTINGS)
         lines.update({k: _conf_value(v) for k, v in settings.items()})
-        lines["port"] = str(self.port)
-        # TCP on loopback only: socket paths under the snapshot store exceed the 107-byte limit.
-        lines["unix_socket_directories"] = "''"
-        lines["log_directory"] = _conf_value(str(self.log_dir))
+        lines.update(self._placed())
         body = "".join(f"{k} = {v}\n" for k, v in lines.items())
         conf = self.pgdata / "dbabench.conf"
         conf.write_text("# written by dbabench for this instance\n" + body)
@@ -240,24 +284,29 @@ class PostgresInstance:
             with main.open("a") as f:
                 f.write(include)
 
-    def relocate(self, port: int, *, listen: str = "127.0.0.1") -> None:
-        """Point a cloned cluster at this instance's paths and a new port; ``listen`` other
-        than loopback (a pod's) also admits password logins, and a standby's, from other
-        hosts."""
+    def _placed(self) -> dict[str, str]:
+        """The settings that place a clone: its port, where it listens, its log directory."""
+        return {"port": str(self.port), "listen_addresses": _conf_value(self.listen),
+                "unix_socket_directories": _conf_value(str(self.socket_dir or "")),
+                "log_directory": _conf_value(str(self.log_dir))}
+
+    def relocate(self, port: int, *, listen: str = "") -> None:
+        """Point a cloned cluster at this instance's paths and ``port``; ``listen`` (a pod's
+        TCP addresses) also admits password logins, and a standby's, from other hosts."""
         self.port = port
+        self.listen = listen
         self.log_dir.mkdir(parents=True, exist_ok=True)
         chown_for_postgres(self.log_dir)
         conf = self.pgdata / "dbabench.conf"
+        placed = self._placed()
         kept = [ln for ln in conf.read_text().splitlines()[1:]
-                if ln.split(" = ", 1)[0] not in ("port", "log_directory", "listen_addresses")]
+                if ln.split(" = ", 1)[0] not in placed]
         conf.write_text("# written by dbabench for this instance\n" + "\n".join(kept) + "\n"
-                        + f"port = {port}\n"
-                        + f"listen_addresses = {_conf_value(listen)}\n"
-                        + f"log_directory = {_conf_value(str(self.log_dir))}\n")
+                        + "".join(f"{k} = {v}\n" for k, v in placed.items()))
         hba = self.pgdata / "pg_hba.conf"
         # "all" does not match replication connections: a standby in another pod needs its own
         remote = "host all all all scram-sha-256\nhost replication all all scram-sha-256\n"
-        if listen != "127.0.0.1" and remote not in hba.read_text():
+        if listen and remote not in hba.read_text():
             with hba.open("a") as f:
                 f.write(remote)
         (self.pgdata / "postmaster.pid").unlink(missing_ok=True)
@@ -278,6 +327,7 @@ class PostgresInstance:
         conf = self.pgdata / "dbabench.conf"
         with conf.open("a") as f:
             f.write("".join(f"{k} = {v}\n" for k, v in lines.items()))
+        self.upstream = primary.socket_dir
         signal_file = self.pgdata / "standby.signal"
         signal_file.touch()
         chown_for_postgres(signal_file)
@@ -291,9 +341,18 @@ class PostgresInstance:
         # immediate shutdown, which also takes every backend down with the postmaster.
         argv = [str(PG_BIN / "postgres"), "-D", str(self.pgdata)]
         marks = self.output_marks()
+        if self.socket_dir is not None:
+            _reap_sockets()
+            self.socket_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+            chown_for_postgres(self.socket_dir)
+            owner = self.socket_dir / SOCKET_OWNER
+            if not owner.is_symlink():
+                owner.symlink_to(self.home)
         if self.sandboxed:
-            proc = procs.spawn("postgres", sandbox.server(argv, home=self.home,
-                                                          user=SUPERUSER, hidden=SANDBOX_HIDDEN),
+            sockets = tuple(d for d in (self.socket_dir, self.upstream) if d is not None)
+            proc = procs.spawn("postgres", sandbox.server(argv, home=self.home, user=SUPERUSER,
+                                                          hidden=SANDBOX_HIDDEN, sockets=sockets,
+                                                          own_network=not self.listen),
                                log=self.home / "postmaster.out", environment=POSTMASTER_ENV,
                                stop_signal=signal.SIGQUIT)
             # the postmaster is the first process of its namespace: unshare's child
@@ -333,6 +392,11 @@ class PostgresInstance:
             return
         procs.stop(self.pid, sig=_SIGNALS[mode], timeout=timeout)
         self.pid = None
+
+    def discard_socket(self) -> None:
+        """Remove the socket directory of a server that is gone for good."""
+        if self.socket_dir is not None:
+            shutil.rmtree(self.socket_dir, ignore_errors=True)
 
     def cluster_state(self) -> str:
         """The state pg_controldata reads in the control file: "shut down" after a clean stop,

@@ -85,18 +85,22 @@ def available(user: str | None = None) -> str | None:
     return None
 
 
-def server(argv: list[str], *, home: Path, user: str, hidden: tuple[str, ...] = ()) -> list[str]:
+def server(argv: list[str], *, home: Path, user: str, hidden: tuple[str, ...] = (),
+           sockets: tuple[Path, ...] = (), own_network: bool = False) -> list[str]:
     """The postmaster ``argv`` as a command that runs it sandboxed as ``user``, seeing its
-    instance directory ``home`` read-write, except the ``hidden`` files in it.
+    instance directory ``home`` read-write, except the ``hidden`` files in it, and the
+    ``sockets`` directories (its own, where it listens; a standby's primary's).
 
     The postmaster is the first process of a pid namespace of its own, as in a container:
     nothing it runs (a program of ``archive_command``, ``COPY ... PROGRAM``) can signal a
     process outside it, and when it exits the kernel ends everything left inside, ``setsid``
     daemons too. ``unshare`` waits for it; its pid is the one to signal
-    (ProcessTable.follow_child)."""
-    view = View(writable=[home], hidden=[home / name for name in hidden])
+    (ProcessTable.follow_child). With ``own_network`` it also gets a network namespace of its
+    own with no interface up: a server that listens on its socket alone needs none, and what
+    it runs then reaches no port of this machine (the harness's, another run's) at all."""
+    view = View(writable=[home, *sockets], hidden=[home / name for name in hidden])
     return ["unshare", "--mount", "--propagation", "private", "--pid", "--fork", "--kill-child",
-            "--", "sh", "-c", _script(view, user, argv)]
+            *(("--net",) if own_network else ()), "--", "sh", "-c", _script(view, user, argv)]
 
 
 def agent(argv: list[str], *, view: View, user: str = AGENT_USER) -> list[str]:

@@ -80,24 +80,25 @@ def _scratch_conf(write: Callable[[Path], None]) -> list[str]:
 def conf_lines(settings: dict[str, bool | int | float | str]) -> list[str]:
     """dbabench.conf as ``PostgresInstance.write_config`` writes it, per-instance values
     elided."""
-    instance = types.SimpleNamespace(port=5432, log_dir=Path("/instance/log"))
+    instance = postgres.PostgresInstance(Path("/instance"), postgres.Credentials("", ""))
 
     def write(pgdata: Path) -> None:
-        instance.pgdata = pgdata
-        postgres.PostgresInstance.write_config(instance, settings)  # type: ignore[arg-type]
+        with mock.patch.object(postgres.PostgresInstance, "pgdata", pgdata):
+            instance.write_config(settings)
 
     return [_elide_instance(line) for line in _scratch_conf(write)]
 
 
 def _elide_instance(line: str) -> str:
     name = line.split(" = ", 1)[0]
-    return f"{name} = …" if name in ("port", "log_directory") else line
+    return (f"{name} = …" if name in ("port", "unix_socket_directories", "log_directory")
+            else line)
 
 
 def standby_lines() -> list[str]:
     """What ``PostgresInstance.follow`` adds to a standby's dbabench.conf."""
     primary = types.SimpleNamespace(
-        host="primary", port=5432,
+        host="primary", port=5432, socket_dir=None,
         credentials=types.SimpleNamespace(superuser_password=PASSWORD))
 
     def write(pgdata: Path) -> None:
@@ -140,8 +141,11 @@ def section(build: list[Statement]) -> list[str]:
         "",
         "`database.settings` are written into the same file: a baseline setting is replaced in"
         " its place, any other is added after the baseline; booleans become `on`/`off`,"
-        " numbers stay bare, text is quoted. Then come the instance's own lines: `port`,"
-        " `unix_socket_directories = ''` (TCP on 127.0.0.1 only) and `log_directory`. With"
+        " numbers stay bare, text is quoted. Then come the instance's own lines: `port`"
+        f" ({postgres.LOCAL_PORT}), `listen_addresses = ''` and `unix_socket_directories`"
+        " (no TCP: the server listens on a Unix socket in a directory of its own, and runs"
+        " in a network namespace with no interface up, so nothing it runs reaches a port of"
+        " the machine; in a pod it listens on TCP too) and `log_directory`. With"
         " `settings: " + ", ".join(f"{{{k}: {yaml(v)}}}" for k, v in EXAMPLE_SETTINGS.items())
         .replace("}, {", ", ") + "` the file reads:",
         "",
@@ -149,8 +153,8 @@ def section(build: list[Statement]) -> list[str]:
         *example,
         "```",
         "",
-        "A restored clone keeps this file; `port`, `listen_addresses` and `log_directory` are"
-        " rewritten for the run. With `database.replica`, the standby is another clone of the"
+        "A restored clone keeps this file; the instance's own lines are rewritten for the"
+        " run. With `database.replica`, the standby is another clone of the"
         " same golden, started after the primary with `standby.signal` and these lines added"
         " (here with `slot: replica1` and `settings: {hot_standby_feedback: true}`):",
         "",
