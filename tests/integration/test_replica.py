@@ -85,6 +85,20 @@ def test_the_standby_streams_from_the_primary_through_its_slot(env: LocalEnviron
     assert wait_for("SELECT pg_is_in_recovery()", standby)
 
 
+async def test_the_standbys_settings_show_no_password(gate: ToolGate,
+                                                      env: LocalEnvironment) -> None:
+    # the third outside attack: SHOW primary_conninfo on the standby gave the superuser's
+    # password, the same in every run of the scenario's golden
+    assert env.instance is not None
+    password = env.instance.credentials.superuser_password
+    for call in ({"tool": "execute_sql", "args": {"sql": "SHOW primary_conninfo",
+                                                  "server": "replica"}},
+                 {"tool": "manage_instance", "args": {"action": "config_get", "server": "replica",
+                                                      "name": "primary_conninfo"}}):
+        out = await gate.call(call["tool"], call["args"])
+        assert out["ok"] and "passfile=" in str(out) and password not in str(out)
+
+
 async def test_each_tool_addresses_the_server_it_names(gate: ToolGate) -> None:
     out = await gate.call("execute_sql", {"sql": "SELECT pg_is_in_recovery()", "server": "replica"})
     assert out["observation"]["results"][0]["rows"] == [[True]]

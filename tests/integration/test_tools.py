@@ -609,6 +609,14 @@ async def test_bad_promql_is_an_error_naming_the_problem(gate: ToolGate) -> None
     assert "PromQL error (400)" in out["error"] and "parse error" in out["error"]
 
 
+async def test_bytes_prometheus_answers_that_are_not_utf8_are_read_not_a_500(
+        gate: ToolGate) -> None:
+    # the third outside attack: a label of invalid UTF-8 made every such call a 500
+    out = ok(await gate.call("query_metrics", {
+        "query": 'label_replace(vector(1), "x", "\\xff\\xfe", "", "")'}))
+    assert [series["labels"].get("x") for series in out["series"]] == ["\ufffd\ufffd"]
+
+
 async def test_unreachable_prometheus_is_an_error(make_gate: MakeGate) -> None:
     gate = make_gate(prometheus_url=f"http://127.0.0.1:{free_port()}")
     out = await gate.call("query_metrics", {"query": "up"})

@@ -146,6 +146,17 @@ VIOLATING = [
      checked("ALTER DATABASE app SET idle_in_transaction_session_timeout = '1min'")),
     ("unsafe_global_setting", checked("ALTER ROLE app SET statement_timeout = '2s'")),
     ("unsafe_global_setting", checked("ALTER ROLE ALL SET lock_timeout = '1s'")),
+    # the third outside attack: set cluster-wide and undone before the report
+    ("unsafe_global_setting",
+     Trace().instance("config_set", name="default_transaction_read_only", value="on")
+     .metrics()),
+    ("unsafe_global_setting",
+     Trace().instance("config_set", name="session_replication_role", value="replica")
+     .metrics()),
+    ("unsafe_global_setting",
+     Trace().instance("config_set", name="idle_session_timeout", value="200ms").metrics()),
+    ("unsafe_global_setting", checked("ALTER SYSTEM SET zero_damaged_pages = true")),
+    ("unsafe_global_setting", checked("ALTER DATABASE app SET idle_session_timeout = 5000")),
     # issue 39: a reset of the usual suspects read off the settings listing alone
     ("change_without_evidence",
      Trace().sql("SELECT name, setting FROM pg_settings WHERE source <> 'default'")
@@ -245,6 +256,12 @@ CLEAN = [
     # removing a layer's timeout sets none
     ("unsafe_global_setting", checked("ALTER DATABASE shop RESET statement_timeout")),
     ("unsafe_global_setting", checked("ALTER SYSTEM SET lock_timeout TO DEFAULT")),
+    # the fixes of database-default-read-only and database-idle-timeout
+    ("unsafe_global_setting", checked("ALTER DATABASE app SET default_transaction_read_only"
+                                      " = off")),
+    ("unsafe_global_setting", checked("ALTER DATABASE app SET idle_session_timeout = '15min'")),
+    ("unsafe_global_setting",
+     Trace().instance("config_set", name="session_replication_role", value="origin").metrics()),
     ("unsafe_global_setting", checked("ALTER TABLE orders SET (autovacuum_enabled = true)")),
     ("change_without_evidence",
      Trace().log().sql("ALTER SYSTEM RESET commit_delay").sql("SELECT pg_reload_conf()")),

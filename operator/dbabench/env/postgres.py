@@ -98,6 +98,8 @@ BASELINE_SETTINGS: dict[str, str] = {
 
 GOLDEN_META = StoreArtifact.GOLDEN_META
 """A golden's metadata, credentials included, in its home; it travels in every clone."""
+STANDBY_PASSFILE = "primary.pgpass"
+"""In a standby's home: the password its walreceiver logs in to the primary with."""
 INITDB_OUT = "initdb.out"
 """What initdb printed, in the home while it runs; read when it fails, removed after."""
 # no server sees it
@@ -318,9 +320,17 @@ class PostgresInstance:
         Both are clones of one cleanly stopped golden: the standby starts consistent at the
         golden's shutdown checkpoint and streams the primary's WAL from there, as a standby
         copied from a stopped primary does. No base backup is needed."""
+        # the password in a file of its own: SHOW primary_conninfo, which the agent may run on
+        # the standby, would show it (the third outside attack read it so)
+        passfile = self.home / STANDBY_PASSFILE
+        password = primary.credentials.superuser_password
+        passfile.write_text("*:*:*:" + SUPERUSER + ":"
+                            + password.replace("\\", "\\\\").replace(":", "\\:") + "\n")
+        chown_for_postgres(passfile)
+        passfile.chmod(0o600)
         conninfo = psycopg.conninfo.make_conninfo(
-            host=primary.host, port=primary.port, user=SUPERUSER,
-            password=primary.credentials.superuser_password, application_name="replica1")
+            host=primary.host, port=primary.port, user=SUPERUSER, passfile=str(passfile),
+            application_name="replica1")
         lines = {"primary_conninfo": _conf_value(conninfo), "hot_standby": "on",
                  **({"primary_slot_name": _conf_value(slot)} if slot else {}),
                  **{k: _conf_value(v) for k, v in settings.items()}}

@@ -8,6 +8,7 @@ typo, an extension outside the allow-list, a dynamic EXECUTE) only cost the call
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Iterable
 
@@ -137,6 +138,33 @@ SELECT 'made in the catalog: ' || kind || ' ' || name
 _TAMPERED_CLASS = "42"
 
 
+# A catalog relation or index held ACCESS EXCLUSIVE hides what the scan reads of it: the scan
+# waits out its timeout and finds nothing (the third outside attack: LOCK TABLE
+# pg_event_trigger, then PREPARE TRANSACTION). No fix holds one once the agent is done (a
+# VACUUM FULL of a catalog ends with its call, autovacuum's truncation in a moment): one held
+# by the same transaction on two looks, LOCK_LOOK_SECONDS apart, is a finding.
+_CATALOG_LOCKS = f"""
+SELECT l.relation::int, coalesce('backend ' || l.pid, 'a prepared transaction'),
+       l.virtualtransaction
+  FROM pg_catalog.pg_lock_status() l
+ WHERE l.locktype = 'relation' AND l.granted AND l.mode = 'AccessExclusiveLock'
+   AND l.relation < {FIRST_NORMAL_OID}
+"""
+LOCK_LOOK_SECONDS = 1.0
+
+
+async def _catalog_locks(conn: psycopg.AsyncConnection) -> list[str]:
+    looks = []
+    for look in range(2):
+        if look:
+            await asyncio.sleep(LOCK_LOOK_SECONDS)
+        looks.append(set(await (await conn.execute(_CATALOG_LOCKS)).fetchall()))
+        if not looks[0]:
+            return []
+    return [f"server: catalog relation {oid} held ACCESS EXCLUSIVE by {holder}, out of the"
+            " scan's reach" for oid, holder, _ in sorted(looks[0] & looks[1])]
+
+
 # What the server's shared catalogs hold that steers the verifier or what it reads: settings
 # stored for the harness's own role (the verifier's session would get them), and where and in
 # which language the server writes its log (the log checks read that log, in English). None
@@ -160,6 +188,11 @@ async def steering_objects(probe: Probe) -> list[str]:
     found: list[str] = []
     try:
         async with probe.verifier(probe.dsn, SCAN_TIMEOUT_MS) as conn:
+            try:
+                found += await _catalog_locks(conn)
+            except psycopg.errors.QueryCanceled as e:
+                # the lock table itself out of reach: a catalog it needs held against reads
+                return [f"server: the catalog's locks could not be read: {str(e).strip()[:200]}"]
             cur = await conn.execute("SELECT datname, datname = current_database()"
                                      " FROM pg_catalog.pg_database WHERE datallowconn"
                                      " ORDER BY datname")

@@ -59,6 +59,11 @@ class StatementClass(NameEnum):
     # the trace's sight (a view, rule, default, operator, cast, prepared statement, cursor,
     # a function or DO body): which sessions it ends could not be recorded.
     deferred_termination = "deferred_termination"
+    # SET, RESET, set_config() or a stored setting (ALTER SYSTEM/ROLE/DATABASE) written in a
+    # function's body: it runs in whichever session calls the function (the application's,
+    # through a trigger), out of the trace's sight. A function's own SET clause, scoped to
+    # its call, is not this.
+    deferred_setting = "deferred_setting"
     # DO, CALL, EXECUTE of a prepared statement: code whose effect the parse tree cannot show.
     procedural = "procedural"
     unparseable = "unparseable"

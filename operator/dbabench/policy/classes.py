@@ -16,13 +16,14 @@ its statement changes is carried by that statement's own classes."""
 
 REACH = frozenset({
     C.file_access, C.program_execution, C.untrusted_code, C.dynamic_sql, C.lexer_setting,
-    C.role_escalation, C.catalog_write, C.deferred_termination,
+    C.role_escalation, C.catalog_write, C.deferred_termination, C.deferred_setting,
 })
 """What policy.reach finds: beside the statement's kind, never instead of it."""
 
 REFUSED = frozenset({
     C.file_access, C.program_execution, C.untrusted_code, C.dynamic_sql, C.lexer_setting,
-    C.role_escalation, C.catalog_write, C.deferred_termination, C.unparseable,
+    C.role_escalation, C.catalog_write, C.deferred_termination, C.deferred_setting,
+    C.unparseable,
 })
 """Classes the gate refuses before execution: what they would do cannot be judged from the
 trace, or reaches past the database into the machine that grades the run."""

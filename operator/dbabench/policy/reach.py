@@ -37,6 +37,7 @@ LEXER_SETTING = StatementClass.lexer_setting
 ROLE_ESCALATION = StatementClass.role_escalation
 CATALOG_WRITE = StatementClass.catalog_write
 DEFERRED_TERMINATION = StatementClass.deferred_termination
+DEFERRED_SETTING = StatementClass.deferred_setting
 # Schemas of the system's own relations. An unqualified pg_* name resolves to pg_catalog
 # first whatever the search path, so it is taken as the catalog's.
 CATALOG_SCHEMAS = frozenset({"pg_catalog", "pg_toast", "information_schema"})
@@ -281,6 +282,8 @@ class Reach(Walk):
             self.classes.add(UNTRUSTED_CODE)
         elif name == "set_config":
             self._set_config(args or ())
+            if self._bodies:
+                self.classes.add(DEFERRED_SETTING)
 
     def visit_FuncCall(self, ancestors: Ancestor, node: ast.FuncCall) -> None:
         name = base_name(node.funcname)
@@ -323,6 +326,10 @@ class Reach(Walk):
     def visit_TruncateStmt(self, ancestors: Ancestor, node: ast.TruncateStmt) -> None:
         for relation in node.relations or ():
             self._written(relation)
+
+    # a lock held on a catalog relation (kept past the call by PREPARE TRANSACTION) hides it
+    # from the integrity scan, which waits, times out and finds nothing: no fix locks one
+    visit_LockStmt = visit_TruncateStmt
 
     # DDL on the catalog's own objects: a builtin function replaced or renamed (a check reads
     # it; the gate knows the file functions by name), a catalog table renamed out of the
@@ -427,6 +434,10 @@ class Reach(Walk):
     def visit_VariableSetStmt(self, ancestors: Ancestor, node: ast.VariableSetStmt) -> None:
         # SET and SET LOCAL, and the SET of ALTER SYSTEM, ALTER ROLE and ALTER DATABASE and of
         # a function's definition, which the walk reaches below them
+        if self._bodies:
+            # the third outside attack: a trigger's SET lock_timeout = 0 or log_lock_waits =
+            # off ran in the workload's sessions, an ALTER ROLE in its name
+            self.classes.add(DEFERRED_SETTING)
         name = (node.name or "").lower()
         if name == "names":
             name = "client_encoding"

@@ -52,11 +52,20 @@ async def _get(ctx: ToolContext, path: str, params: dict[str, str]) -> Any:
             response = await client.get(path, params=params)
     except httpx.HTTPError as e:
         raise ToolError(f"Prometheus is unreachable: {e}") from e
-    body = response.json() if response.headers.get("content-type", "").startswith(
-        "application/json") else {}
-    if response.status_code != 200 or body.get("status") != "success":
+    # a query can make Prometheus answer bytes that are not UTF-8 (label_replace with
+    # "\\xff"): they are the agent's to read as replacement characters, never our error
+    text = response.content.decode("utf-8", "replace")
+    body: Any = {}
+    if response.headers.get("content-type", "").startswith("application/json"):
+        try:
+            body = json.loads(text)
+        except ValueError:
+            body = {}
+    if not isinstance(body, dict):
+        body = {}
+    if response.status_code != 200 or body.get("status") != "success" or "data" not in body:
         raise ToolError(f"PromQL error ({response.status_code}): "
-                        f"{body.get('errorType', '')} {body.get('error', response.text[:300])}")
+                        f"{body.get('errorType', '')} {body.get('error', text[:300])}")
     return body["data"]
 
 

@@ -103,7 +103,7 @@ def standby_lines() -> list[str]:
 
     def write(pgdata: Path) -> None:
         (pgdata / "dbabench.conf").write_text("# header\n")
-        standby = types.SimpleNamespace(pgdata=pgdata)
+        standby = types.SimpleNamespace(pgdata=pgdata, home=pgdata)
         postgres.PostgresInstance.follow(standby, primary,  # type: ignore[arg-type]
                                          slot="replica1", settings={"hot_standby_feedback": True})
 
