@@ -10,6 +10,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from dbabench.env.postgres import APP_ROLE
 from dbabench.evaluate.footprints import _DEFINITIONS, _NAMES, Manifest
 from dbabench.evaluate.reference import estate as estate_doc
 from dbabench.model.scenario import SqlPredicate
@@ -102,4 +103,34 @@ def test_no_object_of_the_estate_names_the_harness(estate: psycopg.Connection) -
             for sql in (_DEFINITIONS, _NAMES)
             for what, text in estate.execute(sql.encode()).fetchall()
             if words.harness_words(f"{what} {text or ''}")]
+    assert said == []
+
+
+def test_every_service_runs_as_its_role_without_an_error(
+        estate: psycopg.Connection) -> None:
+    assert len(ESTATE.services) >= 9
+    failed = []
+    for service in ESTATE.services:
+        for job in service.jobs:
+            try:
+                with estate.transaction(force_rollback=True):
+                    estate.execute(f"SET LOCAL ROLE {job.role or APP_ROLE}".encode())
+                    for statement in job.statements:
+                        estate.execute(statement.encode())
+            except psycopg.Error as e:
+                failed.append(f"{job.name}: {e}")
+    assert failed == []
+
+
+def test_services_are_many_shapes_and_name_nothing_of_the_harness() -> None:
+    jobs = [job for service in ESTATE.services for job in service.jobs]
+    shapes = {statement for job in jobs for statement in job.statements}
+    assert len(shapes) >= 250
+    assert len({s.application_name for s in ESTATE.services}) >= 9
+    words = Manifest("estate")
+    said = [f"{job.name}: {words.harness_words(text)}" for job in jobs
+            for text in (job.name, job.application_name, *job.statements)
+            if words.harness_words(text)]
+    said += [f"{s.application_name}: {words.harness_words(s.description)}"
+             for s in ESTATE.services if words.harness_words(s.description)]
     assert said == []

@@ -226,10 +226,13 @@ def test_a_variant_is_its_base_with_its_spec_merged_over(tmp_path: Path) -> None
     assert scenario.spec.database.dataset == "estate"
     # the rest of database, and every other field, is the base's
     assert scenario.spec.database.scale == original.spec.database.scale
-    assert scenario.spec.fault == original.spec.fault
+    assert scenario.spec.fault.persistent == original.spec.fault.persistent
     assert scenario.spec.outcome == original.spec.outcome
-    # the estate's intended state comes with its dataset
+    # the estate's intended state and its services' jobs come with its dataset
     assert len(scenario.spec.intended) > len(original.spec.intended)
+    runtime = original.spec.fault.runtime
+    assert scenario.spec.fault.runtime[:len(runtime)] == runtime
+    assert len(scenario.spec.fault.runtime) > len(runtime)
     assert golden_key(scenario, {}) != golden_key(original, {})
 
     def refused(doc: dict) -> str:

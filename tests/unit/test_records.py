@@ -18,7 +18,7 @@ from dbabench.records.run import RunFiles
 
 PACKAGE = Path(dbabench.__file__).parent
 FILE_NAME = re.compile(r"^[\w-][\w.-]*\.(json|jsonl|md|log|html|csv|png|svg|yaml|yml|txt)$")
-PACKAGE_DATA = {"taxonomy.yaml", "prices.yaml", "catalog_names.txt"}
+PACKAGE_DATA = {"taxonomy.yaml", "prices.yaml", "catalog_names.txt", "traffic.yaml"}
 """Files shipped inside the package, read as resources: not records of anything."""
 
 

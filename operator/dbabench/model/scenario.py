@@ -10,7 +10,7 @@ from pydantic import Field, field_validator, model_validator
 
 from dbabench.model import taxonomy
 from dbabench.model.base import Model
-from dbabench.model.dataset import DatasetName
+from dbabench.model.dataset import DatasetName, Traffic
 from dbabench.model.report import ObjectRef, Report
 from dbabench.model.safety import RuleId
 from dbabench.model.status import ScenarioStatus
@@ -63,6 +63,10 @@ class DatabaseSpec(Model):
     name: str = Field(default="app", description="database the application uses")
     dataset: DatasetName = Field(description="schema and data loaded before the fault")
     scale: int = Field(default=1, ge=1, description="dataset size multiplier")
+    traffic: Traffic = Field(
+        default=Traffic.mixed,
+        description="which of the dataset's own services run beside the workload (the"
+                    " estate's: docs/estate.md); the checkout dataset has none")
     settings: dict[str, SettingValue] = Field(
         default_factory=dict,
         description="postgresql.conf lines added to the baseline configuration of the cluster",

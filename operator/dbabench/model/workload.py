@@ -45,6 +45,11 @@ class JobStep(Model):
                           description="copies of the job, each in its own session (a pool)")
     server: Server = Field(default="primary",
                            description="replica: the job queries the standby (a report there)")
+    staggered: bool = Field(
+        default=False,
+        description="the first run waits a random part of the interval, as a schedule's phase:"
+                    " a service that ran long before the incident, not one started with it"
+                    " (a dataset's services are)")
     connect_first: bool = Field(
         default=False,
         description="the job's sessions connect before the application's clients start: a"

@@ -5,9 +5,11 @@ golden snapshot's key, so changing it here rebuilds every snapshot that uses it.
 
 Two datasets: ``checkout``, three tables of one service, and ``estate``, a company's primary
 database (``estate/``: SQL files run in name order as psql would run them, with ``:scale`` and
-``:volume``, and the intended state the business relies on, ``estate/intended/*.yaml``). The
-estate is shared: built once per machine as a snapshot of its own, which each scenario's golden
-clones (env.local), and its intended state is part of every scenario that uses it.
+``:volume``, the intended state the business relies on, ``estate/intended/*.yaml``, and the
+services that use it, ``estate/services/*.yaml``). The estate is shared: built once per machine
+as a snapshot of its own, which each scenario's golden clones (env.local); its intended state
+is part of every scenario that uses it, and so are the services of the scenario's traffic
+(``database.traffic``), as jobs of its own.
 """
 
 from __future__ import annotations
@@ -24,8 +26,9 @@ from pglast.parser import ParseError, split
 from pydantic import ValidationError
 
 from dbabench.errors import BadInput, PermanentInfraError
-from dbabench.model.dataset import DatasetName
+from dbabench.model.dataset import DatasetName, Traffic
 from dbabench.model.scenario import DatabaseSpec, IntendedSetting, Scenario
+from dbabench.model.workload import JobStep
 
 ESTATE_DIR = Path(__file__).with_name("estate")
 ESTATE_VOLUME = "DBABENCH_ESTATE_VOLUME"
@@ -36,6 +39,18 @@ _VARIABLE = re.compile(r"(?<![:\w]):(scale|volume)\b")
 
 class DatasetError(PermanentInfraError, ValueError):
     """A dataset's files are not what the loader can run: a bug in the checkout."""
+
+
+@dataclass(frozen=True)
+class Service:
+    """One of the services that use a dataset: its jobs, all under one application_name."""
+
+    application_name: str
+    traffic: frozenset[Traffic]
+    """The profiles it runs in (``mixed`` has every service)."""
+    jobs: tuple[JobStep, ...]
+    description: str = ""
+    """What the service is, from its file's opening comment."""
 
 
 @dataclass(frozen=True)
@@ -50,6 +65,12 @@ class Dataset:
     """What the business relies on in this database, in every scenario built on it."""
     shared: bool = False
     """Built once as a snapshot of its own, which each scenario's golden is a clone of."""
+    services: tuple[Service, ...] = ()
+    """What else uses the database while a scenario runs (``complete`` adds their jobs)."""
+
+    def jobs(self, traffic: Traffic) -> list[JobStep]:
+        return [job for service in self.services if traffic in service.traffic
+                for job in service.jobs]
 
 
 def checkout(scale: int) -> Dataset:
@@ -109,6 +130,65 @@ def _intended(directory: Path) -> tuple[IntendedSetting, ...]:
     return tuple(found)
 
 
+def _yaml_list(path: Path) -> list[object]:
+    entries = yaml.safe_load(path.read_text()) or []
+    if not isinstance(entries, list):
+        raise DatasetError(f"{path}: expected a YAML list")
+    return entries
+
+
+def _services(directory: Path, profiles: Path) -> tuple[Service, ...]:
+    """Each file of ``directory`` a service, a list of its jobs; ``profiles`` says which
+    services each traffic profile but ``mixed`` runs, by application_name."""
+    found: list[Service] = []
+    for path in sorted(directory.glob("*.yaml")):
+        jobs = []
+        for number, entry in enumerate(_yaml_list(path), 1):
+            try:
+                # a service ran long before the incident: its jobs are at any phase
+                jobs.append(JobStep.model_validate(entry).model_copy(update={"staggered": True}))
+            except ValidationError as e:
+                raise DatasetError(f"{path}, job {number}: {e}") from e
+        names = {job.application_name for job in jobs}
+        if len(names) != 1:
+            raise DatasetError(f"{path}: a service's jobs share one application_name, not"
+                               f" {sorted(names) or 'none'}")
+        found.append(Service(names.pop(), frozenset({Traffic.mixed}), tuple(jobs),
+                             _opening_comment(path)))
+    jobs = [job.name for service in found for job in service.jobs]
+    twice = sorted({name for name in jobs if jobs.count(name) > 1})
+    if twice:
+        raise DatasetError(f"{directory}: job name(s) used twice: {twice}")
+    listed = yaml.safe_load(profiles.read_text()) if profiles.exists() else {}
+    known = {service.application_name for service in found}
+    if not isinstance(listed or {}, dict) or not set(listed or {}) <= {Traffic.oltp.value,
+                                                                       Traffic.olap.value}:
+        raise DatasetError(f"{profiles}: expected a mapping of oltp and olap to application"
+                           " names")
+    runs_in = {name: {Traffic.mixed} for name in known}
+    for profile, names in (listed or {}).items():
+        for name in names or []:
+            if name not in known:
+                raise DatasetError(f"{profiles}: {profile} names {name!r}, which no service"
+                                   f" in {directory} is (known: {sorted(known)})")
+            runs_in[name].add(Traffic(profile))
+    unplaced = sorted(name for name, profiles_of in runs_in.items() if len(profiles_of) == 1)
+    if unplaced:
+        raise DatasetError(f"{profiles}: service(s) {unplaced} are in no profile but mixed:"
+                           " list each under oltp, olap or both")
+    return tuple(Service(s.application_name, frozenset(runs_in[s.application_name]), s.jobs,
+                         s.description) for s in found)
+
+
+def _opening_comment(path: Path) -> str:
+    lines = []
+    for line in path.read_text().splitlines():
+        if not line.startswith("#"):
+            break
+        lines.append(line.lstrip("#").strip())
+    return " ".join(line for line in lines if line)
+
+
 def estate(scale: int) -> Dataset:
     """A marketplace's primary database: the checkout core of ``checkout(scale)`` in public,
     and payments, identity, catalog, fulfilment, an analytics warehouse, events and jobs
@@ -141,9 +221,11 @@ def estate_at(scale: int, volume: int) -> Dataset:
     intended = _intended(ESTATE_DIR / "intended")
     for setting in intended:
         digest.update(setting.statement().encode() + b"\0")
+    # the services run beside a scenario, not in its snapshot: not part of the version
     return Dataset(name="estate", version=digest.hexdigest()[:12],
                    statements=(*statements, "VACUUM ANALYZE"), sessions=tuple(sessions),
-                   intended=intended, shared=True)
+                   intended=intended, shared=True,
+                   services=_services(ESTATE_DIR / "services", ESTATE_DIR / "traffic.yaml"))
 
 
 DATASETS = {DatasetName.checkout: checkout, DatasetName.estate: estate}
@@ -155,14 +237,18 @@ def dataset_of(database: DatabaseSpec) -> Dataset:
 
 def complete(scenario: Scenario) -> Scenario:
     """The scenario with its dataset's intended state ahead of its own (a setting of its own
-    in the same place wins). Idempotent: a scenario read back from a run is not changed."""
-    dataset = dataset_of(scenario.spec.database)
-    if not dataset.intended:
-        return scenario
-    own = {s.key for s in scenario.spec.intended}
-    added = [s for s in dataset.intended if s.key not in own]
-    if not added:
+    in the same place wins), and the jobs of its traffic's services after its own (a job of
+    its own of the same name wins). Idempotent: a scenario read back from a run is not
+    changed."""
+    spec = scenario.spec
+    dataset = dataset_of(spec.database)
+    own = {s.key for s in spec.intended}
+    settings = [s for s in dataset.intended if s.key not in own]
+    named = {step.name for step in spec.fault.runtime if isinstance(step, JobStep)}
+    jobs = [job for job in dataset.jobs(spec.database.traffic) if job.name not in named]
+    if not settings and not jobs:
         return scenario
     done = scenario.model_copy(deep=True)
-    done.spec.intended = [*added, *scenario.spec.intended]
+    done.spec.intended = [*settings, *spec.intended]
+    done.spec.fault.runtime = [*spec.fault.runtime, *jobs]
     return Scenario.model_validate(done.model_dump(mode="json", by_alias=True))

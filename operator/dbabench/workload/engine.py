@@ -244,6 +244,8 @@ def scheduled_job(client: Client, job: JobStep) -> None:
             conn.execute(statement)  # type: ignore[arg-type]
         client.halt.wait(job.idle_in_transaction_seconds)
 
+    if job.staggered:
+        client.halt.wait(random.uniform(0, job.interval_seconds))
     while not client.halt.is_set():
         client.request(job.operation, run)
         client.halt.wait(job.interval_seconds)

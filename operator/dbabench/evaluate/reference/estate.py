@@ -15,7 +15,7 @@ from dbabench.env.postgres import Credentials, PostgresInstance
 from dbabench.env.processes import ProcessTable, chown_for_postgres
 from dbabench.evaluate.reference.markdown import code, table
 from dbabench.faults.steps import populate_base
-from dbabench.model.dataset import DatasetName
+from dbabench.model.dataset import DatasetName, Traffic
 from dbabench.scenario import datasets
 from dbabench.scenario.datasets import Dataset
 
@@ -94,6 +94,7 @@ def built(dataset: Dataset) -> Iterator[psycopg.Connection]:
                 yield conn
         finally:
             procs.stop_all()
+            instance.discard_socket()
 
 
 def _rows(conn: psycopg.Connection, sql: str) -> list[tuple]:
@@ -172,6 +173,25 @@ def render(conn: psycopg.Connection, dataset: Dataset) -> str:
                  + (", expires" if expires else "") if login else "no (a group)",
                  member_of, "none" if limit < 0 else limit, comment)
                 for name, login, repl, limit, expires, member_of, comment in roles)),
+        "",
+        "## Services",
+        "",
+        "Besides the checkout workers, these use the estate while a scenario runs, each a"
+        " pool of sessions under its own application_name and role, running its jobs again"
+        " and again, each from a random point of its interval, as a service that ran long"
+        " before the incident would (`operator/dbabench/scenario/estate/services/`). A scenario's"
+        " `database.traffic` picks them: `mixed` (the default) runs all, `oltp` and `olap`"
+        " the ones marked so, `none` none. Each run of a job is a request in the business log"
+        " under the job's name.",
+        "",
+        *table(("application_name", "traffic", "jobs (sessions, every)", "statements",
+                "what it is"),
+               ((code(s.application_name),
+                 ", ".join(t.value for t in Traffic if t in s.traffic and t != Traffic.mixed),
+                 ", ".join(f"{code(j.name)} ({j.sessions}, {j.interval_seconds:g} s)"
+                           for j in s.jobs),
+                 sum(len(j.statements) for j in s.jobs), s.description)
+                for s in dataset.services)),
         "",
         "## Extensions",
         "",
