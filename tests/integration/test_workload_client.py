@@ -60,7 +60,7 @@ def test_a_refused_or_ended_connection_is_a_connection_error(
     refused = Client(dsn=wrong, service="svc", log=writer, metrics=Metrics(CollectorRegistry()))
     assert refused.request("op", ping) == "connection_error"
     client = Client(dsn=postgres.dsn(), service="svc", log=writer,
-                    metrics=Metrics(CollectorRegistry()))
+                    metrics=Metrics(CollectorRegistry()), validates=False)
 
     def short_idle_limit(conn: psycopg.Connection) -> None:
         conn.execute("SET idle_session_timeout = '100ms'")
@@ -70,6 +70,34 @@ def test_a_refused_or_ended_connection_is_a_connection_error(
     assert client.request("op", ping) == "connection_error"
     assert client.conn is None  # dropped; the next request reconnects
     assert client.request("op", ping) == "ok"
+    client._drop()
+    writer.close()
+
+
+def test_a_validating_pool_replaces_a_connection_ended_while_idle(
+        postgres: PostgresInstance, tmp_path: Path) -> None:
+    # an on-call agent ended a keepalive's idle sessions to apply a role setting: the next
+    # ping failed on the dead connection, where PgBouncer or HikariCP would have reconnected
+    writer = BusinessLogWriter(tmp_path / "business.jsonl")
+    client = Client(dsn=postgres.dsn(), service="svc", log=writer,
+                    metrics=Metrics(CollectorRegistry()))
+    assert client.request("op", ping) == "ok"
+    session = client.conn
+    assert session is not None
+    with psycopg.connect(postgres.dsn(), autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", (session.info.backend_pid,))
+    time.sleep(0.3)
+    assert client.request("op", ping) == "ok" and client.conn is not session
+    # a session ended in the middle of a request still fails it
+    ended = client.conn
+    assert ended is not None
+
+    def ended_meanwhile(conn: psycopg.Connection) -> None:
+        with psycopg.connect(postgres.dsn(), autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (conn.info.backend_pid,))
+        conn.execute("SELECT 1")
+
+    assert client.request("op", ended_meanwhile) in ("terminated", "connection_error")
     client._drop()
     writer.close()
 

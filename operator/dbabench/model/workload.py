@@ -45,6 +45,12 @@ class JobStep(Model):
                           description="copies of the job, each in its own session (a pool)")
     server: Server = Field(default="primary",
                            description="replica: the job queries the standby (a report there)")
+    pool_validates: bool = Field(
+        default=True,
+        description="its pool replaces a connection the server ended while it sat idle before"
+                    " handing it out, as PgBouncer and most client pools do; false: the next"
+                    " request fails on it (a pool without validation, which an idle timeout"
+                    " cuts)")
     staggered: bool = Field(
         default=False,
         description="the first run waits a random part of the interval, as a schedule's phase:"

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import random
+import select
 import signal
 import threading
 import time
@@ -90,7 +91,8 @@ class Client:
 
     def __init__(self, *, dsn: str, service: str, log: BusinessLogWriter, metrics: Metrics,
                  halt: threading.Event | None = None, options: str = "",
-                 lifetime: float | None = None, application_name: str | None = None) -> None:
+                 lifetime: float | None = None, application_name: str | None = None,
+                 validates: bool = True) -> None:
         self.dsn = dsn
         self.service = service
         self.application_name = application_name or service
@@ -99,6 +101,10 @@ class Client:
         self.halt = halt or threading.Event()
         self.options = options
         self.lifetime = lifetime
+        self.validates = validates
+        """As a pool that validates what it hands out: a connection the server ended while it
+        sat idle is replaced before the request, not failed on (PgBouncer, HikariCP). Off:
+        a pool that hands it out as it is, and the request fails on it."""
         self.conn: psycopg.Connection | None = None
         self.connected_at = 0.0
         self.tried = threading.Event()
@@ -162,6 +168,8 @@ class Client:
         if (self.conn is not None and self.lifetime is not None
                 and time.monotonic() - self.connected_at > self.lifetime):
             self._drop()
+        if self.validates and self.conn is not None and self._ended_while_idle():
+            self._drop()
         if self.conn is None or self.conn.closed:
             try:
                 # autocommit: a transaction is what ``request`` opens, never one left open
@@ -172,6 +180,18 @@ class Client:
                 self.tried.set()
             self.connected_at = time.monotonic()
         return self.conn
+
+    def _ended_while_idle(self) -> bool:
+        """Whether the server has said something to a connection that sent it nothing: its
+        FATAL (terminated, an idle timeout) or the end of the socket. At worst a reconnect."""
+        conn = self.conn
+        if conn is None or conn.closed:
+            return False
+        try:
+            readable, _, _ = select.select([conn.fileno()], [], [], 0)
+        except (OSError, ValueError):
+            return True
+        return bool(readable)
 
     def _reset(self) -> None:
         assert self.conn is not None
@@ -287,6 +307,7 @@ async def run_workload(config: WorkloadConfig, stop: asyncio.Event) -> None:
             options = (f"-c statement_timeout={job.statement_timeout_ms}"
                        if job.statement_timeout_ms else "")
             client = Client(dsn=dsn, service=job.name, log=log, metrics=metrics, halt=halt,
+                            validates=job.pool_validates,
                             options=options, lifetime=lifetime,
                             application_name=job.application_name)
             sessions.append((client, functools.partial(scheduled_job, client, job),
