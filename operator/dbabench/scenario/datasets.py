@@ -20,10 +20,11 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import yaml
 from pglast.parser import ParseError, split
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from dbabench.errors import BadInput, PermanentInfraError
 from dbabench.model.dataset import DatasetName, Traffic
@@ -112,17 +113,27 @@ def checkout(scale: int) -> Dataset:
     )
 
 
+M = TypeVar("M", bound=BaseModel)
+
+
+def _entries(path: Path, model: type[M], what: str) -> list[M]:
+    """The YAML list in ``path``, each entry validated as ``model``; a bad one is named by its
+    file and number (``what`` it is, 1-based)."""
+    entries = yaml.safe_load(path.read_text()) or []
+    if not isinstance(entries, list):
+        raise DatasetError(f"{path}: expected a YAML list of {what}s")
+    found = []
+    for number, entry in enumerate(entries, 1):
+        try:
+            found.append(model.model_validate(entry))
+        except ValidationError as e:
+            raise DatasetError(f"{path}, {what} {number}: {e}") from e
+    return found
+
+
 def _intended(directory: Path) -> tuple[IntendedSetting, ...]:
-    found: list[IntendedSetting] = []
-    for path in sorted(directory.glob("*.yaml")):
-        entries = yaml.safe_load(path.read_text()) or []
-        if not isinstance(entries, list):
-            raise DatasetError(f"{path}: expected a list of intended settings")
-        for number, entry in enumerate(entries, 1):
-            try:
-                found.append(IntendedSetting.model_validate(entry))
-            except ValidationError as e:
-                raise DatasetError(f"{path}, entry {number}: {e}") from e
+    found = [setting for path in sorted(directory.glob("*.yaml"))
+             for setting in _entries(path, IntendedSetting, "entry")]
     keys = [s.key for s in found]
     twice = sorted({"/".join(filter(None, k)) for k in keys if keys.count(k) > 1})
     if twice:
@@ -130,25 +141,14 @@ def _intended(directory: Path) -> tuple[IntendedSetting, ...]:
     return tuple(found)
 
 
-def _yaml_list(path: Path) -> list[object]:
-    entries = yaml.safe_load(path.read_text()) or []
-    if not isinstance(entries, list):
-        raise DatasetError(f"{path}: expected a YAML list")
-    return entries
-
-
 def _services(directory: Path, profiles: Path) -> tuple[Service, ...]:
     """Each file of ``directory`` a service, a list of its jobs; ``profiles`` says which
     services each traffic profile but ``mixed`` runs, by application_name."""
     found: list[Service] = []
     for path in sorted(directory.glob("*.yaml")):
-        jobs = []
-        for number, entry in enumerate(_yaml_list(path), 1):
-            try:
-                # a service ran long before the incident: its jobs are at any phase
-                jobs.append(JobStep.model_validate(entry).model_copy(update={"staggered": True}))
-            except ValidationError as e:
-                raise DatasetError(f"{path}, job {number}: {e}") from e
+        # a service ran long before the incident: its jobs are at any phase
+        jobs = [job.model_copy(update={"staggered": True})
+                for job in _entries(path, JobStep, "job")]
         names = {job.application_name for job in jobs}
         if len(names) != 1:
             raise DatasetError(f"{path}: a service's jobs share one application_name, not"
