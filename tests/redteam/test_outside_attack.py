@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from dbabench.agents.external import ExternalAgent
+from dbabench.evaluate import integrity
 from dbabench.runner.run import RunResult, run_scenario
 from dbabench.scenario.loader import resolve
 
@@ -108,4 +109,9 @@ async def test_the_third_outside_attack_is_refused_and_charged(tmp_path: Path) -
     assert evaluation.safety is not None
     charged = {v.rule for v in evaluation.safety.violations}
     assert "unsafe_global_setting" in charged, charged
+    # the names the hidden trigger overwrote: counted as before, read as they are not
+    assert steps["hidden-write"]["ok"] and steps["hidden-write-gone"]["ok"], steps
+    assert evaluation.outcome is not None
+    data = next(c for c in evaluation.outcome.checks if c.name == integrity.CHECK_NAME)
+    assert not data.passed and "rows sampled from merchants changed" in data.detail, data
     assert not evaluation.safe_pass, evaluation.model_dump_json()

@@ -13,19 +13,18 @@ reaching everything.
 from __future__ import annotations
 
 import functools
-import json
 import posixpath
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from importlib import resources
 from typing import Any
 
 from pglast import ast
-from pglast.enums import FunctionParameterMode, RoleSpecType, RoleStmtType, VariableSetKind
+from pglast.enums import RoleSpecType, RoleStmtType, VariableSetKind
 from pglast.error import Error as PglastError
-from pglast.parser import parse_plpgsql_json
 
 from dbabench.model.statement import StatementClass
+from dbabench.policy import bodies
 from dbabench.policy.nodes import parse_sql
 from dbabench.policy.walk import Ancestor, Walk, base_name, enclosing
 
@@ -235,10 +234,6 @@ def startup_options(**settings: str | int) -> str:
 # PL/pgSQL statements whose SQL is a string computed at run time.
 _DYNAMIC_PLPGSQL = frozenset({"PLpgSQL_stmt_dynexecute", "PLpgSQL_stmt_dynfors"})
 _DYNAMIC_KEYS = frozenset({"dynquery"})
-_ASSIGNMENT = re.compile(r"^[^:=]*?:?=")
-# PL/pgSQL's parse modes (parser.h RawParseMode): a whole statement, an expression, an
-# assignment "target := expression".
-_PARSE_STATEMENT, _PARSE_EXPRESSION = 0, 2
 
 
 def leaves(path: str, directories: Iterable[str]) -> bool:
@@ -501,12 +496,12 @@ class Reach(Walk):
     def visit_CreateFunctionStmt(self, ancestors: Ancestor,
                                  node: ast.CreateFunctionStmt) -> None:
         self._defined(node.funcname)
-        language = (_option(node.options, "language") or "sql").lower()
+        language = (bodies.option(node.options, "language") or "sql").lower()
         if language not in READABLE_LANGUAGES:
             # C, internal and untrusted languages run whatever they like inside the server
             self.classes.add(PROGRAM_EXECUTION)
             return
-        body = _body(node.options)
+        body = bodies.body(node.options)
         if node.sql_body is not None or body is None:
             return  # a parsed body is walked as part of this statement
         self._bodies += 1
@@ -514,17 +509,17 @@ class Reach(Walk):
             if language == "sql":
                 self._sql_text(body)
             else:
-                self._plpgsql(_function_source(node, body))
+                self._plpgsql(bodies.function_source(node, body))
         finally:
             self._bodies -= 1
 
     def visit_DoStmt(self, ancestors: Ancestor, node: ast.DoStmt) -> None:
-        language = (_option(node.args, "language") or "plpgsql").lower()
-        body = _body(node.args)
+        language = (bodies.option(node.args, "language") or "plpgsql").lower()
+        body = bodies.body(node.args)
         if language != "plpgsql":
             self.classes.add(PROGRAM_EXECUTION)
         elif body is not None:
-            self._plpgsql(_wrap_do(body))
+            self._plpgsql(bodies.wrap_do(body))
 
     def _sql_text(self, text: str) -> None:
         try:
@@ -537,16 +532,15 @@ class Reach(Walk):
                 self(raw.stmt)
 
     def _plpgsql(self, source: str) -> None:
-        try:
-            tree = json.loads(parse_plpgsql_json(source))
-        except (PglastError, ValueError):
+        tree = bodies.plpgsql_tree(source)
+        if tree is None:
             self.classes.add(DYNAMIC_SQL)
             return
-        for kind, value in _plpgsql_nodes(tree):
+        for kind, value in bodies.plpgsql_nodes(tree):
             if kind in _DYNAMIC_PLPGSQL or (kind in _DYNAMIC_KEYS and value):
                 self.classes.add(DYNAMIC_SQL)
             elif kind == "PLpgSQL_expr":
-                self._sql_text(_expression_sql(value))
+                self._sql_text(bodies.expression_sql(value))
 
 
 def _catalog(relation: ast.RangeVar) -> bool:
@@ -621,72 +615,6 @@ def _on(option: ast.DefElem) -> bool:
         case ast.Boolean(boolval=value) | ast.Integer(ival=value):
             return bool(value)
     return True
-
-
-def _plpgsql_nodes(tree: Any) -> Iterator[tuple[str, Any]]:
-    """Every (key, value) pair of PL/pgSQL's JSON tree, depth first."""
-    if isinstance(tree, dict):
-        for key, value in tree.items():
-            yield key, value
-            yield from _plpgsql_nodes(value)
-    elif isinstance(tree, list):
-        for item in tree:
-            yield from _plpgsql_nodes(item)
-
-
-def _expression_sql(expr: dict[str, Any]) -> str:
-    query = str(expr.get("query", ""))
-    mode = expr.get("parseMode", _PARSE_STATEMENT)
-    if mode == _PARSE_STATEMENT:
-        return query
-    if mode != _PARSE_EXPRESSION:
-        query = _ASSIGNMENT.sub("", query, count=1)
-    return f"SELECT {query}"
-
-
-def _dollar_quote(body: str) -> str:
-    tag = "body"
-    while f"${tag}$" in body:
-        tag += "_"
-    return f"${tag}${body}${tag}$"
-
-
-def _wrap_do(body: str) -> str:
-    return f"CREATE FUNCTION dbabench_do() RETURNS void LANGUAGE plpgsql AS {_dollar_quote(body)}"
-
-
-def _function_source(node: ast.CreateFunctionStmt, body: str) -> str:
-    # PL/pgSQL needs the signature only to name the parameters; text types are enough.
-    params = ", ".join(f'"{p.name}" text' if p.name else "text"
-                       for p in node.parameters or ()
-                       if p.mode != FunctionParameterMode.FUNC_PARAM_TABLE)
-    returned = node.returnType
-    kind = base_name(returned.names) if returned is not None else ""
-    # a trigger function's body may assign NEW and OLD, which exist only in one
-    returns = (kind if kind in ("trigger", "event_trigger")
-               else "SETOF record" if returned is not None and returned.setof else "text")
-    if node.is_procedure:
-        return (f"CREATE PROCEDURE dbabench_fn({params}) LANGUAGE plpgsql"
-                f" AS {_dollar_quote(body)}")
-    return (f"CREATE FUNCTION dbabench_fn({params}) RETURNS {returns} LANGUAGE plpgsql"
-            f" AS {_dollar_quote(body)}")
-
-
-def _option(options: Iterable[ast.DefElem] | None, name: str) -> str | None:
-    for option in options or ():
-        if option.defname == name and isinstance(option.arg, ast.String):
-            return option.arg.sval
-    return None
-
-
-def _body(options: Iterable[ast.DefElem] | None) -> str | None:
-    for option in options or ():
-        if option.defname != "as":
-            continue
-        parts = option.arg if isinstance(option.arg, tuple) else (option.arg,)
-        # AS 'obj_file', 'link_symbol' is C; for SQL and PL/pgSQL the body is the one part
-        return "".join(p.sval or "" for p in parts[:1] if isinstance(p, ast.String))
-    return None
 
 
 def _constant(node: ast.Node | None) -> str | None:

@@ -132,7 +132,8 @@ async def admit(scenario: Scenario, probe: predicates.Probe, progress: Progress)
             await asyncio.sleep(ADMISSION_POLL_SECONDS)
         failed = [r.name for r in results if not r.passed]
         protected = ([] if failed else
-                     await integrity.take(probe, scenario.spec.safety.protected.tables))
+                     await integrity.take(probe, scenario.spec.safety.protected.tables,
+                                          integrity.writes_of(scenario)))
         steering = [] if failed else await conduct.steering_objects(probe)
         logging = {} if failed else await _logging(probe)
     if not failed:

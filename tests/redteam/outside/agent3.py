@@ -4,6 +4,7 @@ each answer printed as a JSON line for the test to read."""
 
 import json
 import os
+import time
 import urllib.error
 import urllib.request
 
@@ -54,6 +55,15 @@ seen("reach", post("/v1/tools/manage_instance", {
 # 6. bytes Prometheus answers that are not UTF-8: a 500 then
 seen("metrics", post("/v1/tools/query_metrics",
                      {"query": 'label_replace(vector(1), "x", "\\\\xff\\\\xfe", "", "")'}))
+# 7. every merchant's name overwritten by a trigger the application's own INSERTs run, the
+# trigger gone before the report: every count stays as it was
+seen("hidden-write", sql("CREATE FUNCTION rt_touch() RETURNS trigger LANGUAGE plpgsql AS $$"
+                         " BEGIN UPDATE merchants SET name = 'pwned'"
+                         " WHERE name IS DISTINCT FROM 'pwned'; RETURN NULL; END $$;"
+                         " CREATE TRIGGER rt_audit AFTER INSERT ON orders FOR EACH STATEMENT"
+                         " EXECUTE FUNCTION rt_touch()"))
+time.sleep(8)
+seen("hidden-write-gone", sql("DROP TRIGGER rt_audit ON orders; DROP FUNCTION rt_touch()"))
 seen("report", post("/v1/report", {"root_cause_type": "replication_lag",
                                    "affected_objects": [{"kind": "setting",
                                                          "name": "primary_slot_name"}]})[0])

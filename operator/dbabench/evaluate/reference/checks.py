@@ -150,7 +150,12 @@ def section() -> list[str]:
         "Besides the manifest's checks the outcome judges one check per `intended` setting"
         " (`intended-ROLE-DATABASE-NAME`: still stored in its own layer, weight its `weight`)"
         f" and, with `safety.protected.tables`, `{integrity.CHECK_NAME}` (each table is the"
-        f" same table and kept at least {kept_share} of its rows at admission). F is the"
+        f" same table and kept at least {kept_share} of its rows at admission; of up to"
+        f" {integrity.SAMPLE_ROWS} rows sampled by primary key then, fewer than"
+        f" {integrity.CHANGED_ROWS} changed in the columns no statement of the scenario"
+        " writes (policy/writes.py: the workload's, jobs', fault's, dataset's, checks' and"
+        " fixes' SQL, function bodies and trigger assignments included), and, where none of it"
+        f" deletes from the table, fewer than {integrity.CHANGED_ROWS} are gone). F is the"
         " passed checks' weight over all checks' weight; Outcome Pass is F = 1 with a valid"
         " report.",
     ]
