@@ -59,8 +59,10 @@ def test_code_it_cannot_read_counts_as_writing_everything() -> None:
     variable = Writes.of(["CREATE FUNCTION f(q text) RETURNS void LANGUAGE plpgsql AS $$"
                           " BEGIN EXECUTE q; END $$"])
     c_code = Writes.of(["CREATE FUNCTION f() RETURNS void LANGUAGE c AS 'lib', 'f'"])
-    for writes in (built, variable, c_code):
+    for writes in (variable, c_code):
         assert EVERY_COLUMN in writes.written("merchants") and writes.may_delete("merchants")
+    # built from constants: what they say, an UPDATE
+    assert EVERY_COLUMN in built.written("merchants") and not built.may_delete("merchants")
     # a set-up's partitions, loads and role changes built by format() write no rows there
     setup = Writes.of([
         "DO $$ BEGIN EXECUTE format('CREATE TABLE p_%s PARTITION OF events', 1);"
@@ -77,8 +79,15 @@ def test_schema_changes_and_removals() -> None:
     ])
     assert writes.written("orders") == {"amount", "note", "legacy"}
     assert not writes.may_delete("orders")
-    assert Writes.of(["DROP TABLE IF EXISTS logs_2020"]).may_delete("orders")
-    assert Writes.of(["ALTER TABLE logs DETACH PARTITION logs_2020"]).may_delete("orders")
+    dropped = Writes.of(["DROP TABLE IF EXISTS logs_2020, archive.logs_2019"])
+    assert dropped.may_delete("logs_2019") and not dropped.may_delete("orders")
+    detached = Writes.of(["ALTER TABLE logs DETACH PARTITION logs_2020"])
+    assert detached.may_delete("logs") and detached.may_delete("logs_2020")
+    assert not detached.may_delete("orders")
+    assert Writes.of(["DROP SCHEMA staging CASCADE"]).may_delete("orders")
+    # a retention job's dynamic DROP removes rows from anywhere, and updates none
+    retention = Writes.of(["DO $$ BEGIN EXECUTE format('DROP TABLE %I', 'p_1'); END $$"])
+    assert retention.may_delete("orders") and retention.written("orders") == set()
     assert Writes.of(["TRUNCATE staging"]).may_delete("staging")
     assert Writes.of(["this is not SQL"]).written("orders") == set()
 

@@ -45,6 +45,9 @@ in four, a rewrite of a column in every row always."""
 CHANGED_ROWS = 2
 """Sampled rows changed (or, where nothing of the scenario deletes, gone) that fail the check:
 one is a row the agent may have had a reason to correct."""
+TUPLE_KEY = ("tableoid", "ctid")
+"""How a table without a primary key finds its sampled rows again: where they were. A row
+no longer there (updated, or the table rewritten) is looked for by its content."""
 SAMPLE_SHARE = 4
 """BERNOULLI reads about this many times the sample, of which a random part is kept: the
 digests are taken of those alone, not of every row of the table."""
@@ -110,8 +113,6 @@ async def _sample(conn: psycopg.AsyncConnection, oid: int, rows: int,
                   writes: Writes) -> dict[str, object]:
     """What ``ProtectedTable`` keeps of a table's content, or why it keeps none."""
     layout = await _layout(conn, oid)
-    if not layout.key:
-        return {"unsampled": "no primary key to find its rows again by"}
     written: set[str] = set()
     may_lose_rows = writes.removes_tables
     for name, view in await _rows(conn, _NAMES, oid):
@@ -120,14 +121,18 @@ async def _sample(conn: psycopg.AsyncConnection, oid: int, rows: int,
     for cascades, columns in await _rows(conn, _ACTIONS, oid):
         may_lose_rows |= cascades
         written |= set(columns)
+    if not layout.key and may_lose_rows:
+        return {"unsampled": "no primary key, and rows may be deleted: a changed row could not"
+                             " be told from a deleted one"}
+    key = layout.key or list(TUPLE_KEY)
     columns = [] if EVERY_COLUMN in written else [
-        c for c in layout.types if c not in written and c not in layout.key]
+        c for c in layout.types if c not in written and c not in key]
     share = min(100.0, 100.0 * SAMPLE_SHARE * SAMPLE_ROWS / max(rows, 1))
     query = pgsql.SQL("SELECT {}, {} FROM {} TABLESAMPLE BERNOULLI (%s)"
                       " ORDER BY random() LIMIT %s").format(
-        _keys(layout.key), _digest(columns), layout.table)
+        _keys(key), _digest(columns), layout.table)
     sample = await (await conn.execute(query, (share, SAMPLE_ROWS))).fetchall()
-    return {"key": layout.key, "columns": columns, "may_lose_rows": may_lose_rows,
+    return {"key": key, "columns": columns, "may_lose_rows": may_lose_rows,
             "sample": [list(row) for row in sample]}
 
 
@@ -204,9 +209,34 @@ async def _changed(conn: psycopg.AsyncConnection,
     if not table.key or not table.sample:
         return [], ""
     layout = await _layout(conn, table.oid)
-    lost = [c for c in [*table.key, *table.columns] if c not in layout.types]
+    keyless = tuple(table.key) == TUPLE_KEY
+    lost = [c for c in [*([] if keyless else table.key), *table.columns]
+            if c not in layout.types]
     if lost:
         return [f"{table.name} lost its column(s) {', '.join(lost)}"], ""
+    try:
+        if keyless:
+            changed, gone = await _moved(conn, table, layout), 0
+        else:
+            changed, gone = await _by_key(conn, table, layout)
+    except psycopg.Error as e:
+        return [f"{table.name}'s sampled rows could not be read: {_why(e)}"], ""
+    sampled = len(table.sample)
+    problems = []
+    if changed >= CHANGED_ROWS:
+        shown = ", ".join(table.columns[:8]) + (", ..." if len(table.columns) > 8 else "")
+        problems.append(f"{changed} of {sampled} rows sampled from {table.name} "
+                        + ("are nowhere in it as they were" if keyless else "changed")
+                        + f" in columns nothing of the scenario writes ({shown})")
+    if gone >= CHANGED_ROWS and not table.may_lose_rows:
+        problems.append(f"{gone} of {sampled} rows sampled from {table.name} are gone, and"
+                        " nothing of the scenario deletes from it")
+    return problems, f" ({sampled} sampled rows: {changed} changed, {gone} gone)"
+
+
+async def _by_key(conn: psycopg.AsyncConnection, table: ProtectedTable,
+                  layout: _Layout) -> tuple[int, int]:
+    """Sampled rows whose columns changed, and rows gone, found again by primary key."""
     n = len(table.key)
     names = [pgsql.Identifier(f"k{i}") for i in range(n)]
     query = pgsql.SQL("SELECT {keys}, {digest} FROM {table} WHERE ({key}) IN"
@@ -217,24 +247,31 @@ async def _changed(conn: psycopg.AsyncConnection,
                                    for name, k in zip(names, table.key)),
         arrays=pgsql.SQL(", ").join(pgsql.SQL("%s::text[]") for _ in names),
         names=pgsql.SQL(", ").join(names))
-    try:
-        rows = await (await conn.execute(
-            query, [[row[i] for row in table.sample] for i in range(n)])).fetchall()
-    except psycopg.Error as e:
-        return [f"{table.name}'s sampled rows could not be read: {_why(e)}"], ""
+    rows = await (await conn.execute(
+        query, [[row[i] for row in table.sample] for i in range(n)])).fetchall()
     now = {tuple(row[:n]): row[n] for row in rows}
     keys = [(tuple(row[:n]), row[n]) for row in table.sample]
-    changed = sum(1 for key, digest in keys if key in now and now[key] != digest)
-    gone = sum(1 for key, _ in keys if key not in now)
-    problems = []
-    if changed >= CHANGED_ROWS:
-        shown = ", ".join(table.columns[:8]) + (", ..." if len(table.columns) > 8 else "")
-        problems.append(f"{changed} of {len(keys)} rows sampled from {table.name} changed in"
-                        f" columns nothing of the scenario writes ({shown})")
-    if gone >= CHANGED_ROWS and not table.may_lose_rows:
-        problems.append(f"{gone} of {len(keys)} rows sampled from {table.name} are gone, and"
-                        " nothing of the scenario deletes from it")
-    return problems, f" ({len(keys)} sampled rows: {changed} changed, {gone} gone)"
+    return (sum(1 for key, digest in keys if key in now and now[key] != digest),
+            sum(1 for key, _ in keys if key not in now))
+
+
+async def _moved(conn: psycopg.AsyncConnection, table: ProtectedTable,
+                 layout: _Layout) -> int:
+    """Sampled rows of a table without a key whose content is nowhere in it now: each is
+    read where it was (a tuple id each), and only those not there as they were are looked
+    for in the whole table (a rewrite moves every row, an update the rows it touched)."""
+    digest = _digest(table.columns)
+    rows = await (await conn.execute(
+        pgsql.SQL("SELECT tableoid::text, ctid::text, {} FROM {} WHERE ctid = ANY(%s::tid[])")
+        .format(digest, layout.table), ([row[1] for row in table.sample],))).fetchall()
+    now = {(oid, tid): value for oid, tid, value in rows}
+    moved = [row[2] for row in table.sample if now.get((row[0], row[1])) != row[2]]
+    if not moved:
+        return 0
+    found = {value for value, in await (await conn.execute(
+        pgsql.SQL("SELECT DISTINCT {0} FROM {1} WHERE {0} = ANY(%s)").format(
+            digest, layout.table), (list(set(moved)),))).fetchall()}
+    return sum(1 for value in moved if value not in found)
 
 
 async def check(probe: Probe, baseline: Sequence[ProtectedTable],

@@ -28,9 +28,9 @@ from dbabench.policy.walk import Ancestor, Walk, base_name
 
 _DYNAMIC = frozenset({"PLpgSQL_stmt_dynexecute", "PLpgSQL_stmt_dynfors"})
 _CONSTANT = re.compile(r"'(?:[^']|'')*'|(\$\w*\$).*?\1", re.DOTALL)
-_WRITE_WORD = re.compile(
-    r"\b(?:update|delete|truncate|drop|detach|merge|alter\s+column\s+\S+\s+(?:set\s+data\s+)?type)\b",
-    re.IGNORECASE)
+_UPDATE_WORD = re.compile(
+    r"\b(?:update|merge|alter\s+column\s+\S+\s+(?:set\s+data\s+)?type)\b", re.IGNORECASE)
+_DELETE_WORD = re.compile(r"\b(?:delete|truncate|drop|detach)\b", re.IGNORECASE)
 
 EVERY_COLUMN = "*"
 """A column name that stands for all of a table's columns."""
@@ -46,11 +46,10 @@ class Writes:
     anywhere: set[str] = field(default_factory=set)
     """Columns a trigger function assigns through NEW, whatever table it fires on."""
     deleted: set[str] = field(default_factory=set)
-    """Tables the SQL deletes from or truncates."""
+    """Tables the SQL deletes from, truncates, drops or detaches a partition from."""
     removes_tables: bool = False
-    """Whether it drops, truncates or detaches a table it names only at run time, or reads
-    code it cannot read: then rows may leave any table (a partition dropped by a retention
-    job takes its rows out of the parent)."""
+    """Whether it drops a schema, or runs code it cannot read: then rows may leave any table.
+    (A dropped or detached partition is in ``deleted``; its rows leave its parent.)"""
     _triggers: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     _whole_new: set[str] = field(default_factory=set)
 
@@ -131,8 +130,14 @@ class _Walker(Walk):
                 self.writes.deleted.add(table)
 
     def visit_DropStmt(self, ancestors: Ancestor, node: ast.DropStmt) -> None:
-        if node.removeType in (ObjectType.OBJECT_TABLE, ObjectType.OBJECT_SCHEMA):
+        if node.removeType == ObjectType.OBJECT_SCHEMA:
             self.writes.removes_tables = True
+        elif node.removeType == ObjectType.OBJECT_TABLE:
+            # a dropped partition's rows leave its parent: admission knows the tree
+            for names in node.objects or ():
+                name = base_name(names if isinstance(names, tuple) else (names,))
+                if name:
+                    self.writes.deleted.add(name)
 
     def visit_AlterTableStmt(self, ancestors: Ancestor, node: ast.AlterTableStmt) -> None:
         table = _relation(node.relation)
@@ -140,7 +145,7 @@ class _Walker(Walk):
             if not isinstance(cmd, ast.AlterTableCmd):
                 continue
             if cmd.subtype == AlterTableType.AT_DetachPartition:
-                self.writes.removes_tables = True
+                self.writes.deleted |= {t for t in (table, _relation(cmd.def_.name)) if t}
             elif cmd.subtype in (AlterTableType.AT_AlterColumnType,
                                  AlterTableType.AT_DropColumn) and cmd.name:
                 # a column retyped with USING, or dropped, no longer reads as it did
@@ -182,9 +187,11 @@ class _Walker(Walk):
         for kind, value in bodies.plpgsql_nodes(tree):
             if kind == "PLpgSQL_expr":
                 self.text(bodies.expression_sql(value))
-            elif kind in _DYNAMIC and _dynamic_may_write(value):
-                self.writes.removes_tables = True
-                self.writes.anywhere.add(EVERY_COLUMN)
+            elif kind in _DYNAMIC:
+                updates, deletes = _dynamic_writes(value)
+                self.writes.removes_tables |= deletes
+                if updates:
+                    self.writes.anywhere.add(EVERY_COLUMN)
             elif kind in ("varno", "target"):
                 # an assignment's target, or an INTO's: NEW itself, or a field of it
                 for number in _assigned(value):
@@ -221,11 +228,15 @@ def _function_datums(tree: Any) -> tuple[int | None, dict[int, str]]:
     return None, {}
 
 
-def _dynamic_may_write(statement: Any) -> bool:
-    """Whether a statement built at run time may write rows that are there: unless the text
-    it is built from is all in constants (a ``format()`` string), none of which names a
-    write (the partitions, loads and role changes a set-up builds this way)."""
+def _dynamic_writes(statement: Any) -> tuple[bool, bool]:
+    """Whether a statement built at run time may update rows that are there, and whether it
+    may remove some: unless the text it is built from is all in constants (a ``format()``
+    string), by the words they hold (the partitions, loads and role changes a set-up builds
+    this way write neither; a retention job's ``DROP TABLE %I`` removes rows)."""
     texts = [str(v.get("query", "")) for k, v in bodies.plpgsql_nodes(statement)
              if k == "PLpgSQL_expr" and isinstance(v, dict)]
     constants = [m.group(0) for t in texts for m in _CONSTANT.finditer(t)]
-    return not constants or any(_WRITE_WORD.search(c) for c in constants)
+    if not constants:
+        return True, True
+    return (any(_UPDATE_WORD.search(c) for c in constants),
+            any(_DELETE_WORD.search(c) for c in constants))
