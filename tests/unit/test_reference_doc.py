@@ -59,7 +59,7 @@ def test_the_metric_tables_cover_what_a_run_scrapes() -> None:
     assert set(monitoring.EXPORTER_JOBS.values()) == {"postgres", "postgres_replica"}
     # the workload's scrape job, and the exporter's database, as the page names them
     assert '{"workload": f"127.0.0.1:{metrics_port}"}' in inspect.getsource(run)
-    assert 'server.dsn(database="postgres"' in inspect.getsource(
+    assert "server.dsn(application_name=EXPORTER_APPLICATION)" in inspect.getsource(
         local.LocalEnvironment.start_monitoring)
 
 

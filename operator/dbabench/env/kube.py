@@ -361,7 +361,7 @@ def _server_containers(run: str, database: str, db: str, settings: KubeSettings,
                    ports=("control", "postgres"), mounts=(("data", PG_HOME),)),
         _container("exporter", settings, ["exporter"],
                    [_env("addr_postgres", f"127.0.0.1:{PORTS['postgres']}"),
-                    *_db_env(db)], ports=("exporter",)),
+                    _env("database", database), *_db_env(db)], ports=("exporter",)),
     ]
 
 

@@ -240,7 +240,7 @@ class LocalEnvironment:
     def start_monitoring(self, extra_targets: dict[str, str]) -> Monitoring:
         assert self.instance is not None, "restore() first"
         servers = {EXPORTER_JOBS["primary"]: self.instance, EXPORTER_JOBS["replica"]: self.replica}
-        dsns = {job: server.dsn(database="postgres", application_name=EXPORTER_APPLICATION)
+        dsns = {job: server.dsn(application_name=EXPORTER_APPLICATION)
                 + " sslmode=disable" for job, server in servers.items() if server is not None}
         self.monitoring = start_monitoring(self.procs, self.run_dir, run_id=self.run_id,
                                            postgres_dsns=dsns, extra_targets=extra_targets)

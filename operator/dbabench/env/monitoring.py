@@ -20,8 +20,10 @@ from typing import Any
 import httpx
 import yaml
 
+from dbabench.model import artifacts
 from dbabench.model.artifacts import MonitoringArtifact, exporter_log
 from dbabench.errors import InfraError
+from dbabench.env.postgres import HARNESS_APPLICATION_PREFIX
 from dbabench.env.processes import ProcessTable, free_port
 from dbabench.model.workload import Server
 
@@ -56,8 +58,22 @@ runtime series were half of each scrape (422 series, 208 left) and most of its c
 0.10 s of CPU, 0.02 left); the host's mounts say nothing about this database."""
 EXPORTER_JOBS: dict[Server, str] = {"primary": "postgres", "replica": "postgres_replica"}
 """The Prometheus job of each server's postgres_exporter: what the agent's queries select."""
+EXPORTER_RELABELLING = [
+    {"source_labels": ["application_name"], "action": "drop",
+     "regex": f"{HARNESS_APPLICATION_PREFIX}.*"},
+    {"source_labels": ["filename"], "regex": ".+", "target_label": "filename",
+     "replacement": "/etc/postgres_exporter/queries.yaml"},
+]
+"""As the exporters' series are scraped: those of the harness's own sessions (the fault
+program's, admission's verifier) are dropped, so what the agent queries is the incident's (the
+exporter's query itself names no one: its text is in pg_stat_statements for all to read); the
+queries file's path, a label of the exporter's own series, is where a deployment keeps it,
+not the path of a package named after the harness."""
 EXPORTER_APPLICATION = "postgres_exporter"
 """The application_name of the exporters' sessions, as a real deployment's would show."""
+EXPORTER_QUERIES = Path(__file__).with_name(artifacts.EXPORTER_QUERIES)
+"""The queries a production set-up adds to postgres_exporter's defaults (per table, index,
+role, service and statement), run in the application's database (--extend.query-path)."""
 EXPORTER_STATEMENTS: tuple[str, ...] = (
     "SELECT version()",
     "SELECT * FROM pg_stat_database",
@@ -89,9 +105,10 @@ EXPORTER_STATEMENTS: tuple[str, ...] = (
     " FROM pg_replication_slots",
     "SELECT *, extract($1 from now() - last_archived_time) AS last_archive_age"
     " FROM pg_stat_archiver",
+    *(str(q["query"]) for q in yaml.safe_load(EXPORTER_QUERIES.read_text()).values()),
 )
-"""What postgres_exporter (Debian's 0.11.1, its default collectors) runs, as pg_stat_statements
-shows it: monitoring every real server has, so its sessions and statements are the incident's
+"""What postgres_exporter (Debian's 0.11.1, its default collectors and ``EXPORTER_QUERIES``)
+runs, as pg_stat_statements shows it (constants aside): monitoring every real server has, so its sessions and statements are the incident's
 ordinary traffic even where a scenario's check reads the same view the same way (seen in a CI
 run: the exporter's ``SELECT * FROM pg_stat_database_conflicts`` in pg_stat_activity, taken for
 a check's). tests/integration/test_footprints.py holds it to what the exporter runs."""
@@ -145,7 +162,9 @@ def write_prometheus_config(work_dir: Path, run_id: str, targets: dict[str, str]
         "global": {"scrape_interval": interval, "evaluation_interval": interval,
                    "external_labels": {"run": run_id}},
         "scrape_configs": [
-            {"job_name": job, "static_configs": [{"targets": [addr]}]}
+            {"job_name": job, "static_configs": [{"targets": [addr]}],
+             **({"metric_relabel_configs": EXPORTER_RELABELLING}
+                if job in EXPORTER_JOBS.values() else {})}
             for job, addr in targets.items()
         ],
     }
@@ -190,18 +209,24 @@ def exporter_binary() -> str:
     return _binary("prometheus-postgres-exporter")
 
 
+def exporter_argv(listen: str) -> list[str]:
+    """postgres_exporter serving on ``listen``, with the production set-up's queries."""
+    return [exporter_binary(), f"--web.listen-address={listen}",
+            f"--extend.query-path={EXPORTER_QUERIES}"]
+
+
 def start_monitoring(procs: ProcessTable, run_dir: Path, *, run_id: str,
                      postgres_dsns: dict[str, str], extra_targets: dict[str, str],
                      timeout: float = 30.0) -> Monitoring:
     """Start the exporters and Prometheus; return once every target has been scraped up.
-    ``postgres_dsns``: a postgres_exporter for each server, by its Prometheus job name."""
+    ``postgres_dsns``: a postgres_exporter for each server, by its Prometheus job name, on
+    the application's database (its per-table series are that database's)."""
     mon_dir = run_dir / "monitoring"
     mon_dir.mkdir(parents=True, exist_ok=True)
     targets: dict[str, str] = {}
     for job, dsn in postgres_dsns.items():
         port = free_port()
-        procs.spawn(f"{job}_exporter",
-                    [exporter_binary(), f"--web.listen-address=127.0.0.1:{port}"],
+        procs.spawn(f"{job}_exporter", exporter_argv(f"127.0.0.1:{port}"),
                     env={"DATA_SOURCE_NAME": dsn, **GO_RUNTIME},
                     log=mon_dir / exporter_log(job))
         targets[job] = f"127.0.0.1:{port}"

@@ -46,6 +46,10 @@ class MonitoringArtifact(StrEnum):
     NODE_EXPORTER_LOG = "node_exporter.log"
 
 
+EXPORTER_QUERIES = "exporter_queries.yaml"
+"""postgres_exporter's extra queries, shipped beside env/monitoring.py (not a run's file)."""
+
+
 def exporter_log(job: str) -> str:
     return f"{job}_exporter.log"
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import yaml
 from prometheus_client import CollectorRegistry
 
 from dbabench.env import monitoring
@@ -105,6 +106,21 @@ def metrics_in_manifests(root: Path) -> dict[str, list[str]]:
     return {m: sorted(s) for m, s in sorted(used.items())}
 
 
+def extra_families() -> list[tuple[str, str, str]]:
+    """One row per query of ``EXPORTER_QUERIES``: its series, labels and kinds."""
+    rows = []
+    for name, query in yaml.safe_load(monitoring.EXPORTER_QUERIES.read_text()).items():
+        columns = [(column, spec["usage"]) for metric in query["metrics"]
+                   for column, spec in metric.items()]
+        labels = [c for c, usage in columns if usage == "LABEL"]
+        values = [(c, usage.lower()) for c, usage in columns if usage != "LABEL"]
+        series = (f"{name}_{values[0][0]}" if len(values) == 1 else
+                  f"{name}_{{{', '.join(c for c, _ in values)}}}")
+        kinds = sorted({kind for _, kind in values})
+        rows.append((code(series), ", ".join([*labels, "server"]), ", ".join(kinds)))
+    return rows
+
+
 def section(root: Path) -> list[str]:
     jobs = {monitoring.EXPORTER_JOBS["primary"]: "postgres_exporter on the primary",
             monitoring.EXPORTER_JOBS["replica"]: "postgres_exporter on the standby, with"
@@ -138,11 +154,18 @@ def section(root: Path) -> list[str]:
         "",
         "### postgres_exporter",
         "",
-        "Debian's `prometheus-postgres-exporter` with its default metrics, connected to"
-        " database `postgres` as the superuser (so `pg_stat_database` covers every database):",
+        "Debian's `prometheus-postgres-exporter`, connected to the application's database"
+        " as the superuser. Its default metrics (`pg_stat_database` covers every database):",
         "",
         *table(("series", "labels", "what"), ((code(s), l, w)
                                               for s, l, w in POSTGRES_EXPORTER_FAMILIES)),
+        "",
+        "And the queries a production set-up adds (env/exporter_queries.yaml, by"
+        " `--extend.query-path`), on the application's database: per table, index, role and"
+        " service, statement. Series are named query_column; the series of the harness's own"
+        " sessions are dropped as they are scraped.",
+        "",
+        *table(("series", "labels", "kind"), extra_families()),
         "",
         "### node_exporter",
         "",
