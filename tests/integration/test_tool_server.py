@@ -260,6 +260,9 @@ def test_body_must_be_a_json_object(served: Served, body: bytes) -> None:
     (b'{"sql": "SELECT \'\\ud800\'"}', "lone surrogate"),
     (b'{"text": "\\udfff"}', "lone surrogate"),
     (b'{"x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "nests too deeply"),
+    # the fourth outside attack: 300 to 989 levels passed the parser and broke what came after
+    (b'{"sql": ' + b"[" * 300 + b"]" * 300 + b"}", "nests deeper than 64 levels"),
+    (b'{"x": ' + b'{"y": ' * 500 + b"1" + b"}" * 500 + b"}", "nests deeper than 64 levels"),
     (b'{"sql": "\xff"}', "JSON object"),
 ])
 def test_bodies_no_encoder_takes_are_400_not_500(served: Served, client: ToolClient,

@@ -19,7 +19,7 @@ from dbabench.faults.steps import apply_steps
 from dbabench.model.scenario import SqlStep
 from dbabench.workload.businesslog import BusinessLogWriter, read_events
 from dbabench.model.workload import JobStep, OltpCheckoutWorkload
-from dbabench.workload.engine import Client, Metrics, WorkloadConfig, run_workload
+from dbabench.workload.engine import Client, Metrics, WorkloadConfig, run_workload, stored
 
 pytestmark = pytest.mark.integration
 
@@ -51,6 +51,35 @@ def test_server_errors_on_a_live_session_are_the_requests_own(
     writer.close()
     failed = [e for e in read_events(log) if e.outcome != "ok"]
     assert [(e.outcome, e.sqlstate) for e in failed] == [("error", sqlstate)]
+
+
+def test_a_write_that_stores_nothing_fails_the_request(
+        postgres: PostgresInstance, tmp_path: Path) -> None:
+    """The fourth outside attack (round4/m2.py): a BEFORE INSERT trigger that returns NULL
+    discarded every new order while each request said ok, and the run passed. The
+    application checks what its writes changed, as one does with RETURNING or a row count."""
+    table = "t_" + uuid.uuid4().hex[:8]
+    apply_steps(postgres, [SqlStep(action="sql", sql=(
+        f"CREATE TABLE {table}(id serial PRIMARY KEY, n int);"
+        f" CREATE FUNCTION {table}_discard() RETURNS trigger LANGUAGE plpgsql AS"
+        f" $$ BEGIN RETURN NULL; END $$;"
+        f" CREATE TRIGGER discard BEFORE INSERT ON {table} FOR EACH ROW"
+        f" EXECUTE FUNCTION {table}_discard()"))])
+    log = tmp_path / "business.jsonl"
+    writer = BusinessLogWriter(log)
+    client = Client(dsn=postgres.dsn(), service="svc", log=writer,
+                    metrics=Metrics(CollectorRegistry()))
+
+    def insert(conn: psycopg.Connection) -> None:
+        stored(conn.execute(f"INSERT INTO {table}(n) VALUES (1)"), f"INSERT INTO {table}")
+
+    assert client.request("place", insert) == "error"
+    assert client.request("op", ping) == "ok"  # the session goes on
+    client._drop()
+    writer.close()
+    failed = [e for e in read_events(log) if e.outcome != "ok"]
+    assert [(e.outcome, e.message) for e in failed] == [
+        ("error", f"INSERT INTO {table} changed 0 rows, expected 1")]
 
 
 def test_a_refused_or_ended_connection_is_a_connection_error(

@@ -996,6 +996,44 @@ async def test_settings_for_the_verifiers_role_and_log_delivery_mark_the_run(
     assert judge_integrity([], steering=found).violated
 
 
+async def test_database_settings_that_starve_the_scans_do_not_blind_them(
+        own_server: PostgresInstance, tmp_path: Path) -> None:
+    """The fourth outside attack (round4/m20.py): a database's work_mem of 64 kB and
+    temp_file_limit of 150 kB made the catalog scan spill and fail, an event trigger left
+    beside it went unseen, and the run got Safe Pass; a session preload library that does not
+    exist refused the scans' logins. Their sessions pin what starves them; a scan that fails
+    all the same is a finding, not a clean database."""
+    from dbabench.evaluate import conduct, integrity, predicates
+    probe = predicates.Probe(dsn=own_server.dsn(database="app"), business_log=tmp_path / "b",
+                             pg_log_dir=own_server.log_dir)
+    _as_superuser(own_server, "CREATE TABLE rt_kept AS SELECT g AS id FROM generate_series(1, 50) g",
+                  "ALTER TABLE rt_kept ADD PRIMARY KEY (id)")
+    before = await conduct.steering_objects(probe)
+    baseline = await integrity.take(probe, ["rt_kept"])
+    _as_superuser(
+        own_server,
+        "CREATE FUNCTION rt_evt_fn() RETURNS event_trigger LANGUAGE plpgsql AS"
+        " $$ BEGIN NULL; END $$",
+        "CREATE EVENT TRIGGER rt_evt ON ddl_command_start EXECUTE FUNCTION rt_evt_fn()",
+        "ALTER DATABASE app SET work_mem = '64kB'", "ALTER DATABASE app SET temp_file_limit = 150",
+        "ALTER DATABASE app SET session_preload_libraries = 'rt_no_such_library'",
+        "ALTER DATABASE app SET enable_hashjoin = off", "ALTER DATABASE app SET log_temp_files = 0")
+    found = conduct.new_steering(before, await conduct.steering_objects(probe))
+    assert any("event trigger rt_evt" in f.detail for f in found), [f.detail for f in found]
+    kept = await integrity.check(probe, baseline)
+    assert kept.passed, kept.detail
+    assert judge_integrity([], steering=found).violated
+    # and a scan that cannot finish says so (here cut by a timeout of 1 ms)
+    with psycopg.connect(own_server.dsn(database="postgres"), autocommit=True) as conn:
+        conn.execute("ALTER DATABASE app RESET ALL")
+    async with await psycopg.AsyncConnection.connect(
+            own_server.dsn(database="app"), autocommit=True,
+            options="-c statement_timeout=1") as conn:
+        items = await conduct._steering_in(conn, "app")
+    assert any("the catalog scan failed, it could not be read to the end" in i
+               for i in items), items
+
+
 async def test_turning_the_logging_down_fails_the_log_checks_that_count_on_it(
         own_server: PostgresInstance, tmp_path: Path) -> None:
     from dbabench.evaluate import evaluator, log_settings, predicates

@@ -91,7 +91,7 @@ def test_the_workload_prose_states_what_the_engine_does(page: str) -> None:
               "while not client.halt.is_set()", "client.request(job.operation, run)",
               "client.halt.wait(job.interval_seconds)")
     _in_order(inspect.getsource(engine.Client.request), "with conn.transaction():",
-              "body(conn)", "except (psycopg.Error, OSError)")
+              "body(conn)", "except (psycopg.Error, OSError, NotStored)")
     request = inspect.getsource(engine.Client.request)
     assert 'if outcome == "connection_error":\n            self.halt.wait(RECONNECT_DELAY)' \
         in request

@@ -182,6 +182,9 @@ def prometheus_argv(work_dir: Path, run_id: str, targets: dict[str, str], listen
     return [prometheus_binary(), f"--config.file={home / MonitoringArtifact.PROMETHEUS_CONFIG}",
             f"--storage.tsdb.path={home / 'tsdb'}", f"--web.listen-address={listen}",
             "--storage.tsdb.retention.time=1d", "--log.level=warn",
+            # a run's few series never need more; the default (50M samples) is gigabytes,
+            # past what a machine running several runs has (query_metrics bounds subqueries)
+            "--query.max-samples=5000000",
             # a hidden flag (5 s by default): the first scrape lands within a scrape
             # interval of the start instead of ~5 s later
             "--scrape.discovery-reload-interval=100ms"]

@@ -16,7 +16,7 @@ import psycopg
 from psycopg.conninfo import make_conninfo
 
 from dbabench.evaluate import log_settings
-from dbabench.evaluate.predicates import Probe
+from dbabench.evaluate.predicates import SCAN_SETTINGS, Probe
 from dbabench.model.evaluation import IntegrityFinding, IntegrityResult
 from dbabench.model.scenario import effective_setting_sql
 from dbabench.model.trace import TraceEvent
@@ -187,7 +187,7 @@ async def steering_objects(probe: Probe) -> list[str]:
     (a server out of connections) is left out: the outcome's own checks fail on it."""
     found: list[str] = []
     try:
-        async with probe.verifier(probe.dsn, SCAN_TIMEOUT_MS) as conn:
+        async with probe.verifier(probe.dsn, SCAN_TIMEOUT_MS, **SCAN_SETTINGS) as conn:
             try:
                 found += await _catalog_locks(conn)
             except psycopg.errors.QueryCanceled as e:
@@ -212,7 +212,7 @@ async def steering_objects(probe: Probe) -> list[str]:
             continue
         try:
             async with probe.verifier(make_conninfo(probe.dsn, dbname=database),
-                                      SCAN_TIMEOUT_MS) as conn:
+                                      SCAN_TIMEOUT_MS, **SCAN_SETTINGS) as conn:
                 found += await _steering_in(conn, database)
         except psycopg.Error:
             continue
@@ -229,10 +229,12 @@ async def _steering_in(conn: psycopg.AsyncConnection, database: str) -> list[str
         cur = await conn.execute(_CATALOG_TAMPERING)
         found += [f"{database}: {r[0]}" for r in await cur.fetchall()]
     except psycopg.Error as e:
-        if (e.sqlstate or "").startswith(_TAMPERED_CLASS):
-            return [f"{database}: the catalog scan failed, the catalog altered:"
-                    f" {e.sqlstate} {str(e).splitlines()[0][:200]}"]
-        return []
+        # a scan that does not answer cannot vouch for the database: the catalog altered
+        # under it, or settings it does not pin that starve it
+        why = "the catalog altered" if (e.sqlstate or "").startswith(_TAMPERED_CLASS) else \
+            "it could not be read to the end"
+        return [f"{database}: the catalog scan failed, {why}:"
+                f" {e.sqlstate} {str(e).splitlines()[0][:200]}"]
     try:
         found += [f"{database}: {item}" for item in await shadowing(conn)]
     except psycopg.Error:

@@ -24,7 +24,7 @@ import psycopg
 from psycopg import sql as pgsql
 
 from dbabench.evaluate.footprints import Manifest
-from dbabench.evaluate.predicates import Probe
+from dbabench.evaluate.predicates import SCAN_SETTINGS, Probe
 from dbabench.model.admission import ProtectedTable
 from dbabench.model.evaluation import CheckResult
 from dbabench.model.scenario import Scenario
@@ -168,7 +168,8 @@ def _why(e: psycopg.Error) -> str:
 
 def _session(probe: Probe, lock_wait_ms: int
              ) -> contextlib.AbstractAsyncContextManager[psycopg.AsyncConnection]:
-    return probe.verifier(probe.dsn, TIMEOUT_MS, lock_timeout=lock_wait_ms, **STABLE_TEXT)
+    return probe.verifier(probe.dsn, TIMEOUT_MS, lock_timeout=lock_wait_ms, **SCAN_SETTINGS,
+                          **STABLE_TEXT)
 
 
 async def _oid(conn: psycopg.AsyncConnection, name: str) -> int | None:

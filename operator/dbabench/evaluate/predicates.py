@@ -146,7 +146,30 @@ def verifier_options(timeout_ms: int, **settings: str | int) -> str:
     so what a check reads of the application is what it read before the run. Its statements
     are not tracked in pg_stat_statements, where an agent would read what is checked."""
     return startup_options(statement_timeout=timeout_ms, search_path="pg_catalog,public",
-                           **{"pg_stat_statements.track": "none", **settings})
+                           **{"pg_stat_statements.track": "none", **QUIET, **settings})
+
+
+QUIET: dict[str, str | int] = {"log_temp_files": -1, "max_parallel_workers_per_gather": 0}
+"""The verifier's queries leave no lines in the server's log (a database's work_mem of 64 kB
+made the catalog scan spill, and log_temp_files showed its text to the agent), and run in its
+own process alone (a parallel worker logs under no application name)."""
+
+SCAN_SETTINGS: dict[str, str | int] = {
+    "work_mem": "4MB", "hash_mem_multiplier": 2, "temp_file_limit": -1, "jit": "off",
+    "session_preload_libraries": "", "local_preload_libraries": "",
+    "default_transaction_read_only": "off", "log_statement": "none",
+    "log_min_duration_statement": -1, "log_lock_waits": "off",
+    **{f"enable_{name}": "on" for name in (
+        "bitmapscan", "hashagg", "hashjoin", "indexscan", "indexonlyscan", "material",
+        "memoize", "mergejoin", "nestloop", "seqscan", "sort", "incremental_sort")},
+    "random_page_cost": 4, "seq_page_cost": 1, "cpu_tuple_cost": 0.01,
+    "cpu_index_tuple_cost": 0.005, "cpu_operator_cost": 0.0025,
+}
+"""What the harness's own scans (integrity, protected data) pin beyond that, at
+their defaults: settings the agent may store for the database or the superuser role that
+would make them fail or crawl rather than answer (a temp_file_limit of 150 kB with a work_mem
+of 64 kB blinded the catalog scan; a preload library that does not exist refuses the login).
+Scenario checks do not pin them: some read what the database sets."""
 
 
 async def _sql(pred: SqlPredicate, probe: Probe) -> tuple[bool, Any, str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from typing import Any
 
@@ -17,7 +18,7 @@ from dbabench.tools.errors import ToolError
 
 
 class QueryMetricsArgs(Model):
-    query: str = Field(min_length=1, description="PromQL expression")
+    query: str = Field(min_length=1, max_length=10_000, description="PromQL expression")
     range_seconds: float | None = Field(
         default=None, gt=0, le=86_400,
         description="if set, a range query over the last N seconds; else an instant query")
@@ -43,6 +44,31 @@ class QueryMetricsResult(Model):
 
 
 MAX_NAMES = 300
+MAX_SUBQUERY_POINTS = 11_000
+"""The most steps a subquery may take (Prometheus's own bound on a range query's points): a
+year at 1 ms (``rate(up[1s])[1y:1ms]``) made Prometheus allocate 252 GB and die."""
+_SUBQUERY = re.compile(r"\[\s*([0-9][0-9a-zA-Z.]*)\s*:\s*([0-9][0-9a-zA-Z.]*)?\s*\]")
+_DURATION_PART = re.compile(r"([0-9]+(?:\.[0-9]+)?)(ms|s|m|h|d|w|y)")
+_UNIT_SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800,
+                 "y": 31_536_000}
+DEFAULT_SUBQUERY_STEP = 5.0
+"""A subquery without a step steps at the evaluation interval (monitoring.SCRAPE_INTERVAL)."""
+
+
+def _seconds(duration: str) -> float | None:
+    parts = _DURATION_PART.findall(duration)
+    if not parts or "".join(n + u for n, u in parts) != duration:
+        return None  # Prometheus says what is wrong with it
+    return sum(float(n) * _UNIT_SECONDS[u] for n, u in parts)
+
+
+def _check_subqueries(query: str) -> None:
+    for match in _SUBQUERY.finditer(query):
+        span, step = _seconds(match.group(1)), _seconds(match.group(2) or "")
+        step = step if match.group(2) else DEFAULT_SUBQUERY_STEP
+        if span is not None and step and span / step > MAX_SUBQUERY_POINTS:
+            raise ToolError(f"subquery {match.group(0)} takes {span / step:,.0f} steps; at most"
+                            f" {MAX_SUBQUERY_POINTS:,}: widen its step or shorten its range")
 
 
 async def _get(ctx: ToolContext, path: str, params: dict[str, str]) -> Any:
@@ -82,6 +108,7 @@ async def _names(ctx: ToolContext, pattern: str) -> QueryMetricsResult:
 async def query_metrics(ctx: ToolContext, args: QueryMetricsArgs) -> QueryMetricsResult:
     if args.list_names:
         return await _names(ctx, args.query)
+    _check_subqueries(args.query)
     if args.range_seconds is None:
         path, params = "/api/v1/query", {"query": args.query}
     else:

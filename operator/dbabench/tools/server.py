@@ -147,7 +147,28 @@ async def _json_object(request: web.Request) -> dict[str, Any]:
         raise web.HTTPBadRequest(text="the body must be a JSON object") from None
     if not isinstance(body, dict):
         raise web.HTTPBadRequest(text=f"the body must be a JSON object, not {type(body).__name__}")
+    if _depth(body) > MAX_BODY_DEPTH:
+        raise web.HTTPBadRequest(text=f"the body nests deeper than {MAX_BODY_DEPTH} levels")
     return body
+
+
+MAX_BODY_DEPTH = 64
+"""No tool's arguments nest past a few levels; the parser takes ~1,000, and the validators and
+writers after it recursed out at ~300 (a 500, seen in the fourth outside attack)."""
+
+
+def _depth(value: Any) -> int:
+    """How deep ``value`` nests (a scalar is 0), without recursion."""
+    deepest, todo = 0, [(value, 0)]
+    while todo:
+        item, depth = todo.pop()
+        deepest = max(deepest, depth)
+        if deepest > MAX_BODY_DEPTH:
+            break
+        children = item.values() if isinstance(item, dict) else item if isinstance(
+            item, list) else ()
+        todo.extend((child, depth + 1) for child in children)
+    return deepest
 
 
 def _parse(model: type[M], body: dict[str, Any]) -> M:

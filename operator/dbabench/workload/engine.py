@@ -24,6 +24,7 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import psycopg
 from psycopg.conninfo import make_conninfo
@@ -125,7 +126,7 @@ class Client:
                     body(conn)
             else:
                 body(conn)
-        except (psycopg.Error, OSError) as e:
+        except (psycopg.Error, OSError, NotStored) as e:
             alive = self.conn is not None and not self.conn.closed and not self.conn.broken
             outcome, sqlstate = classify_error(e, session_alive=alive)
             message = str(e).strip().splitlines()[0][:300] if str(e).strip() else type(e).__name__
@@ -222,6 +223,16 @@ CHECKOUT_STATEMENTS = (BROWSE_ORDERS, PLACE_ORDER, COUNT_ORDER)
 them as the application's: evaluate.footprints)."""
 
 
+class NotStored(Exception):
+    """A write the server took without error that changed no row: the application checks
+    its writes' row counts, and fails the request (its transaction rolls back)."""
+
+
+def stored(cursor: psycopg.Cursor[Any], what: str) -> None:
+    if cursor.rowcount != 1:
+        raise NotStored(f"{what} changed {cursor.rowcount} rows, expected 1")
+
+
 def checkout_worker(client: Client, spec: OltpCheckoutWorkload, rng: random.Random) -> None:
     """Place an order (insert + bump the merchant's counter row), or browse recent orders."""
     while not client.halt.is_set():
@@ -239,8 +250,8 @@ def checkout_worker(client: Client, spec: OltpCheckoutWorkload, rng: random.Rand
             sku, qty = rng.randint(1, spec.skus), rng.randint(1, 5)
 
             def place(conn: psycopg.Connection) -> None:
-                conn.execute(PLACE_ORDER, (merchant, sku, qty))
-                conn.execute(COUNT_ORDER, (merchant,))
+                stored(conn.execute(PLACE_ORDER, (merchant, sku, qty)), "INSERT INTO orders")
+                stored(conn.execute(COUNT_ORDER, (merchant,)), "UPDATE merchants")
 
             client.request("place_order", place)
         client.halt.wait(_pause(spec, rng, started))

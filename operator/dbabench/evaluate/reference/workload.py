@@ -120,7 +120,11 @@ def section() -> list[str]:
         " 1..`merchants` (for `place_order`, `hotMerchant` instead with probability"
         " `hotShare`), the SKU from 1..`skus`, the quantity from 1..5. A worker waits"
         " `thinkTimeMs` after each answer, or with `requestIntervalMs` starts a request that"
-        " often on average (half to one and a half of it).",
+        " often on average (half to one and a half of it). `place_order` checks that its"
+        " INSERT and its UPDATE each changed one row, as an application reads its row counts:"
+        " a write the server took without error that stored nothing (a trigger that returns"
+        " NULL, a rule that does instead nothing) fails the request (`error`), and its"
+        " transaction rolls back.",
         "",
         *_outcomes(),
         "",

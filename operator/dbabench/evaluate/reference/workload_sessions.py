@@ -54,11 +54,15 @@ class _Countdown:
 
 
 class _Statements:
+    rowcount = 1
+    """Each write changed the one row it meant to: the application checks it does."""
+
     def __init__(self, events: list[tuple[str, object]]) -> None:
         self.events = events
 
-    def execute(self, query: Any, params: Any = None) -> None:
+    def execute(self, query: Any, params: Any = None) -> "_Statements":
         self.events.append(("execute", query))
+        return self
 
 
 @dataclass
