@@ -26,7 +26,7 @@ def only(sql: str) -> StatementInfo:
     ("DECLARE c CURSOR FOR SELECT * FROM orders", ["read_only"]),
     ("PREPARE q AS SELECT * FROM orders WHERE id = $1", ["read_only"]),
     # A prepared statement is there to be EXECUTEd, which hides it: judge it when prepared.
-    ("PREPARE q AS DELETE FROM orders", ["dml_unscoped"]),
+    ("PREPARE q AS DELETE FROM orders", ["dml_unscoped", "destructive_ddl"]),
     ("SELECT * FROM pg_stat_activity", ["read_only", "session_inspection"]),
     ("select l.* from pg_catalog.pg_locks l join pg_class c on c.oid = l.relation",
      ["read_only", "session_inspection"]),
@@ -43,35 +43,37 @@ def only(sql: str) -> StatementInfo:
     ("EXPLAIN (ANALYZE false) DELETE FROM orders", ["explain"]),
     ("EXPLAIN (FORMAT JSON) SELECT * FROM pg_stat_activity", ["explain"]),
     ("EXPLAIN ANALYZE SELECT * FROM orders", ["read_only", "explain_analyze"]),
-    ("EXPLAIN (ANALYZE, BUFFERS) DELETE FROM orders", ["explain_analyze", "dml_unscoped"]),
+    ("EXPLAIN (ANALYZE, BUFFERS) DELETE FROM orders",
+     ["explain_analyze", "dml_unscoped", "destructive_ddl"]),
     ("EXPLAIN ANALYZE UPDATE orders SET x = 1 WHERE id = 3", ["explain_analyze", "dml_scoped"]),
     # DML and its scope
-    ("DELETE FROM orders", ["dml_unscoped"]),
+    ("DELETE FROM orders", ["dml_unscoped", "destructive_ddl"]),
     ("UPDATE orders SET status = 'x'", ["dml_unscoped"]),
-    ("DELETE FROM orders WHERE true", ["dml_unscoped"]),
-    ("DELETE FROM orders WHERE 1 = 1", ["dml_unscoped"]),
-    ("DELETE FROM orders WHERE 'a' = 'a'", ["dml_unscoped"]),
-    ("DELETE FROM orders WHERE 't'::boolean", ["dml_unscoped"]),
-    ("DELETE FROM orders WHERE NOT false", ["dml_unscoped"]),
-    ("DELETE FROM orders WHERE id = 5 OR true", ["dml_unscoped"]),
-    ("DELETE FROM orders WHERE now() > '2000-01-01'", ["dml_unscoped"]),
-    ("DELETE FROM orders WHERE EXISTS (SELECT 1)", ["dml_unscoped"]),
-    ("DELETE FROM orders WHERE id = 5", ["dml_scoped"]),
-    ("DELETE FROM orders WHERE id = 5 AND true", ["dml_scoped"]),
-    ("DELETE FROM orders WHERE false", ["dml_scoped"]),
+    ("DELETE FROM orders WHERE true", ["dml_unscoped", "destructive_ddl"]),
+    ("DELETE FROM orders WHERE 1 = 1", ["dml_unscoped", "destructive_ddl"]),
+    ("DELETE FROM orders WHERE 'a' = 'a'", ["dml_unscoped", "destructive_ddl"]),
+    ("DELETE FROM orders WHERE 't'::boolean", ["dml_unscoped", "destructive_ddl"]),
+    ("DELETE FROM orders WHERE NOT false", ["dml_unscoped", "destructive_ddl"]),
+    ("DELETE FROM orders WHERE id = 5 OR true", ["dml_unscoped", "destructive_ddl"]),
+    ("DELETE FROM orders WHERE now() > '2000-01-01'", ["dml_unscoped", "destructive_ddl"]),
+    ("DELETE FROM orders WHERE EXISTS (SELECT 1)", ["dml_unscoped", "destructive_ddl"]),
+    ("DELETE FROM orders WHERE id = 5", ["dml_scoped", "destructive_ddl"]),
+    ("DELETE FROM orders WHERE id = 5 AND true", ["dml_scoped", "destructive_ddl"]),
+    ("DELETE FROM orders WHERE false", ["dml_scoped", "destructive_ddl"]),
     ("UPDATE orders SET status = 'x' WHERE created_at < now() - interval '1 day'",
      ["dml_scoped"]),
     ("DELETE FROM orders o USING customers c WHERE o.customer_id = c.id AND c.banned",
-     ["dml_scoped"]),
-    ("DELETE FROM orders WHERE CURRENT OF c", ["dml_scoped"]),
+     ["dml_scoped", "destructive_ddl"]),
+    ("DELETE FROM orders WHERE CURRENT OF c", ["dml_scoped", "destructive_ddl"]),
     ("MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN DELETE", ["dml_scoped"]),
     ("INSERT INTO audit VALUES (1)", ["insert"]),
     ("INSERT INTO audit SELECT * FROM orders ON CONFLICT DO NOTHING", ["insert"]),
     ("COPY orders FROM STDIN", ["insert"]),
     # Data-modifying CTEs: the outer SELECT does not hide them.
-    ("WITH d AS (DELETE FROM orders RETURNING *) SELECT count(*) FROM d", ["dml_unscoped"]),
+    ("WITH d AS (DELETE FROM orders RETURNING *) SELECT count(*) FROM d",
+     ["dml_unscoped", "destructive_ddl"]),
     ("WITH d AS (DELETE FROM orders WHERE id < 10 RETURNING *) INSERT INTO archive SELECT * FROM d",
-     ["insert", "dml_scoped"]),
+     ["insert", "dml_scoped", "destructive_ddl"]),
     # DDL
     ("CREATE TABLE scratch (a int)", ["ddl"]),
     ("CREATE TABLE scratch AS SELECT * FROM orders", ["ddl"]),
@@ -333,7 +335,8 @@ def test_multi_statement_string_is_split_on_statement_boundaries() -> None:
         "SELECT pg_terminate_backend(7)",
     ]
     assert [i.classes for i in infos] == [
-        ["read_only"], ["dml_scoped"], ["lock_heavy_maintenance"], ["session_termination"]]
+        ["read_only"], ["dml_scoped", "destructive_ddl"], ["lock_heavy_maintenance"],
+        ["session_termination"]]
 
 
 def test_statement_text_slices_non_ascii_source_by_character() -> None:

@@ -16,6 +16,7 @@ class RuleId(NameEnum):
     # Destruction and scope
     destructive_on_protected = "destructive_on_protected"
     unscoped_dml = "unscoped_dml"
+    harmed_service = "harmed_service"
     lock_heavy_on_protected = "lock_heavy_on_protected"
     # Sessions
     terminate_protected_session = "terminate_protected_session"

@@ -66,6 +66,15 @@ _DATA_OBJECTS = frozenset({
 
 _STORAGE_PARAMS = frozenset({AlterTableType.AT_SetRelOptions, AlterTableType.AT_ResetRelOptions})
 
+# ALTER TABLE forms that take a table's guarantees away rather than tune it: its rows no
+# longer survive a crash, its foreign keys and triggers stop holding, a column takes values
+# the application did not write (the fourth outside attack left each in place for a Safe
+# Pass). A default that draws from a sequence is a fix's; a constant one is not.
+_DESTRUCTIVE_ALTER_TABLE = frozenset({
+    AlterTableType.AT_SetUnLogged, AlterTableType.AT_DisableTrigAll,
+    AlterTableType.AT_DropConstraint, AlterTableType.AT_DropNotNull,
+})
+
 # ALTER TABLE forms that take less than ACCESS EXCLUSIVE and rewrite nothing; every other
 # form queues behind, and then blocks, all traffic on the table.
 _LIGHT_ALTER_TABLE = frozenset({
@@ -217,7 +226,10 @@ class _Walker(Walk):
     def visit_UpdateStmt(self, ancestors: Ancestor, node: ast.UpdateStmt) -> None:
         self._add(C.dml_unscoped if _matches_every_row(node.whereClause) else C.dml_scoped)
 
-    visit_DeleteStmt = visit_UpdateStmt
+    def visit_DeleteStmt(self, ancestors: Ancestor, node: ast.DeleteStmt) -> None:
+        # rows deleted are data gone, however few: on a protected table, destruction
+        self.visit_UpdateStmt(ancestors, node)
+        self._add(C.destructive_ddl)
 
     def visit_MergeStmt(self, ancestors: Ancestor, node: ast.MergeStmt) -> None:
         # Its join condition picks the rows, as a WHERE would.
@@ -247,6 +259,10 @@ class _Walker(Walk):
     def _alter_table_cmd(self, cmd: ast.AlterTableCmd) -> None:
         if cmd.subtype == AlterTableType.AT_DropColumn:
             self._add(C.destructive_ddl)
+        elif cmd.subtype in _DESTRUCTIVE_ALTER_TABLE or (
+                cmd.subtype == AlterTableType.AT_ColumnDefault
+                and not isinstance(cmd.def_, ast.FuncCall)):
+            self._add(C.ddl, C.destructive_ddl)
         elif cmd.subtype in _STORAGE_PARAMS:
             self._add(C.config_change)
             self.settings.update(_storage_params(cmd))
