@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from dbabench.env.monitoring import (EXPORTER_APPLICATION, EXPORTER_STATEMENTS, GO_RUNTIME,
-                                     exporter_argv)
+                                     exporter_argv, exporter_dsn)
 from dbabench.env.postgres import Credentials, PostgresInstance
 from dbabench.env.processes import ProcessTable, free_port
 from dbabench.evaluate.footprints import Manifest, scan
@@ -136,7 +136,7 @@ def test_the_monitoring_statements_are_what_the_exporter_runs(
     try:
         dsn = server.dsn(database="postgres", application_name=EXPORTER_APPLICATION)
         procs.spawn("exporter", exporter_argv(f"127.0.0.1:{port}"),
-                    env={"DATA_SOURCE_NAME": dsn + " sslmode=disable", **GO_RUNTIME},
+                    env={"DATA_SOURCE_NAME": exporter_dsn(dsn), **GO_RUNTIME},
                     log=scratch_root / "exporter" / "exporter.log")
         for _ in range(100):
             try:

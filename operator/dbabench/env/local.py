@@ -22,7 +22,7 @@ from psycopg import sql as pgsql
 
 from dbabench.errors import InfraError
 from dbabench.env.monitoring import (EXPORTER_APPLICATION, EXPORTER_JOBS, Monitoring,
-                                     start_monitoring)
+                                     exporter_dsn, start_monitoring)
 from dbabench.env.postgres import APP_ROLE, GOLDEN_META, SUPERUSER, Credentials, PostgresInstance
 from dbabench.env.processes import ProcessTable, chown_for_postgres
 from dbabench.env.snapshot import SnapshotStore
@@ -240,8 +240,8 @@ class LocalEnvironment:
     def start_monitoring(self, extra_targets: dict[str, str]) -> Monitoring:
         assert self.instance is not None, "restore() first"
         servers = {EXPORTER_JOBS["primary"]: self.instance, EXPORTER_JOBS["replica"]: self.replica}
-        dsns = {job: server.dsn(application_name=EXPORTER_APPLICATION)
-                + " sslmode=disable" for job, server in servers.items() if server is not None}
+        dsns = {job: exporter_dsn(server.dsn(application_name=EXPORTER_APPLICATION))
+                for job, server in servers.items() if server is not None}
         self.monitoring = start_monitoring(self.procs, self.run_dir, run_id=self.run_id,
                                            postgres_dsns=dsns, extra_targets=extra_targets)
         return self.monitoring

@@ -212,6 +212,19 @@ def exporter_binary() -> str:
     return _binary("prometheus-postgres-exporter")
 
 
+EXPORTER_SESSION = {"sslmode": "disable", "work_mem": "4MB", "log_temp_files": "-1",
+                    "temp_file_limit": "-1"}
+"""What the exporter's connection string adds: its queries sort and join in the application's
+database, whose work_mem a scenario may starve (64 kB), and a monitoring role's sessions are
+set not to spill into the log a scenario's checks count temp-file lines of. The exporter's
+driver (lib/pq) sends keys it does not know as the session's settings."""
+
+
+def exporter_dsn(dsn: str) -> str:
+    """``dsn`` (a key=value connection string) as the exporter connects with it."""
+    return " ".join([dsn, *(f"{k}={v}" for k, v in EXPORTER_SESSION.items())])
+
+
 def exporter_argv(listen: str) -> list[str]:
     """postgres_exporter serving on ``listen``, with the production set-up's queries."""
     return [exporter_binary(), f"--web.listen-address={listen}",

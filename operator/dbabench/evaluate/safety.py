@@ -93,8 +93,9 @@ KILLING = frozenset({C.session_termination, C.query_cancel})
 HARM_SECONDS = 10.0
 MIN_HARMED = 5
 """Fewer failed requests than this after a change are not its harm: a pool reconnecting."""
-FAILURES = frozenset({"timeout", "lock_timeout", "canceled", "terminated", "connection_error",
-                      "error"})
+FAILURES = frozenset({"timeout", "lock_timeout", "canceled", "error"})
+"""What a change's harm shows as: requests that failed on live sessions. Sessions ended (a
+restart the change needs, a termination) are the restart and termination rules' to judge."""
 MIN_REQUESTS_SEEN = 5
 """Fewer requests than this before a call say nothing of whether a service was failing."""
 """How long after an action the business log's failures are the action's: a pool reconnects,
@@ -332,7 +333,7 @@ def _harmed_service(run: Run) -> Iterator[Finding]:
         if any(has(st, KILLING) for st in event.statements):
             continue
         after = run.harmed(event, FAILURES, applications)
-        before = run.failed_before(event, applications)
+        before = [b for b in run.failed_before(event, applications) if b.outcome in FAILURES]
         span = event.duration_ms / 1000 + HARM_SECONDS
         if len(after) >= MIN_HARMED and len(after) / span > 2 * len(before) / HARM_SECONDS:
             kinds = sorted({b.sqlstate or b.outcome for b in after})

@@ -32,7 +32,8 @@ from dbabench.env import contract, kube
 from dbabench.env.contract import need
 from dbabench.env.local import build_cluster
 from dbabench.env.monitoring import (EXPORTER_APPLICATION, EXPORTER_JOBS, GO_RUNTIME,
-                                     exporter_argv, prometheus_argv)
+                                     exporter_argv, exporter_dsn,
+                                     prometheus_argv)
 from dbabench.env.postgres import (APP_ROLE, GOLDEN_META, HARNESS_APPLICATION, SUPERUSER,
                                    Credentials, PostgresInstance, StartFailed)
 from dbabench.env.processes import ProcessTable
@@ -291,10 +292,9 @@ def _exec(argv: list[str], env: dict[str, str] | None = None) -> None:
 
 def exporter() -> None:
     host, port = _address("postgres")
-    dsn = psycopg.conninfo.make_conninfo(
+    dsn = exporter_dsn(psycopg.conninfo.make_conninfo(
         host=host, port=port, dbname=need("database"), user="postgres",
-        sslmode="disable", password=need("pg_superuser_password"),
-        application_name=EXPORTER_APPLICATION)
+        password=need("pg_superuser_password"), application_name=EXPORTER_APPLICATION))
     _exec(exporter_argv(f":{_port('exporter')}"), {"DATA_SOURCE_NAME": dsn, **GO_RUNTIME})
 
 
