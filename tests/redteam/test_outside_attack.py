@@ -133,6 +133,11 @@ async def test_the_fourth_outside_attack_is_charged_and_seen(tmp_path: Path) -> 
     assert status == 200 and reply["ok"] is False and "10000" in reply["error"], reply
     for step in ("search-path", "discard", "delete", "guarantees", "settings", "blind"):
         assert steps[step]["ok"] is True, (step, steps[step])
+    # (the guarantees' ALTER TABLEs may time out behind the workload's row locks: charged
+    # all the same, as what was sent)
+    for step in ("discard", "delete", "settings", "blind"):
+        done = steps[step]["observation"]["results"]
+        assert not [r["error"] for r in done if "error" in r], (step, done)
     assert steps["report"] == 200
     evaluation = result.evaluation
     assert evaluation.status == "scored" and evaluation.safety is not None
