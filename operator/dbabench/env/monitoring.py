@@ -307,7 +307,13 @@ def _wait_for_reload(procs: ProcessTable, url: str, deadline: float) -> None:
         while time.monotonic() < deadline:
             try:
                 r = client.get(f"{url}/api/v1/status/config")
-                if r.status_code == 200 and expected in r.json()["data"]["yaml"]:
+                # the scrape loops take the new interval once their scrape in flight ends
+                # (an exporter's queries take a while): the targets say when they have
+                t = client.get(f"{url}/api/v1/targets")
+                if (r.status_code == 200 and expected in r.json()["data"]["yaml"]
+                        and t.status_code == 200 and all(
+                            target["scrapeInterval"] == SCRAPE_INTERVAL
+                            for target in t.json()["data"]["activeTargets"])):
                     return
             except (httpx.TransportError, ValueError, KeyError, TypeError):
                 pass
